@@ -1,0 +1,5 @@
+//! flushwise-engine: the real storage engine, a shell over `flushwise-core`.
+//!
+//! All file I/O goes through the narrow [`storage::StorageBackend`] trait.
+
+pub mod storage;
