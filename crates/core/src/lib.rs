@@ -7,7 +7,25 @@
 //! decisions go out as values. The simulator (`crates/sim`) and the real
 //! engine (`crates/engine`) are two shells over this one crate.
 
+pub mod adaptive_flushing;
+pub mod buffer_pool;
+pub mod cleaner;
+pub mod decision_log;
 pub mod device;
+pub mod list;
+pub mod page_table;
+pub mod policy;
+pub mod redo_space;
+pub mod stats;
 pub mod types;
 
+pub use buffer_pool::{
+    BufferPool, BufferPoolConfig, FixIntent, FixOutcome, FreeCheck, LruChunk, LruMode, WakeThresholds, WriteKind,
+    WriteOrder,
+};
+pub use cleaner::{CleanerAction, PageCleaner};
+pub use decision_log::{Decision, DecisionLog};
+pub use policy::{FlushPolicy, IterationReport, Sleep, WaitFor};
+pub use redo_space::{RedoConfig, RedoMargins, RedoSpace};
+pub use stats::PoolCounters;
 pub use types::{FrameId, Lsn, PageId, TimeUs, SECOND_US};

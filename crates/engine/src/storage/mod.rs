@@ -24,11 +24,7 @@ pub enum StorageError {
         source: std::io::Error,
     },
     #[error("short read on {path} at offset {offset}: wanted {wanted} bytes, file ends first")]
-    ShortRead {
-        path: PathBuf,
-        offset: u64,
-        wanted: usize,
-    },
+    ShortRead { path: PathBuf, offset: u64, wanted: usize },
     #[error("{path}: the filesystem refused O_DIRECT ({source}); choose the buffered backend (--io buffered) on this filesystem")]
     DirectIoUnsupported {
         path: PathBuf,

@@ -1,0 +1,1103 @@
+//! The buffer pool as a sans-IO state machine, faithful to InnoDB 5.6.
+//!
+//! A fixed array of frames, a page table (page id -> frame) and three lists:
+//! - **free**: frames holding no page, usable at once;
+//! - **LRU**: every resident page, clean or dirty, split InnoDB-style into a
+//!   *young* and an *old* sublist. A page read from disk enters at the head
+//!   of the old sublist (the midpoint, `innodb_old_blocks_pct` = 37%) and is
+//!   made young only when accessed again at least `innodb_old_blocks_time`
+//!   (1 s) after its first access. The LRU tail is the old sublist's tail;
+//! - **flush list**: exactly the dirty pages, ordered by oldest modification
+//!   LSN (head = newest, tail = oldest). Its tail bounds the checkpoint.
+//!
+//! The pool never does I/O. It answers requests with what the shell must do
+//! ([`FixOutcome`], [`WriteOrder`], [`FreeCheck`]) and is told when the I/O
+//! finished (`complete_read`, `complete_write`). Time is a parameter.
+//!
+//! # Frame states
+//!
+//! ```text
+//!            fix (miss): take free frame            complete_read
+//!   FREE ───────────────────────────────> READING ────────────────> CLEAN
+//!    ^                                                     note_modification
+//!    │ evict (unfixed, no I/O)                 CLEAN ──────────────────────> DIRTY
+//!    │                                                  start_write
+//!    ├──────────────────────── CLEAN          DIRTY ─────────────> WRITING
+//!    │                                                 complete_write
+//!    │ complete_write with evict_after_write  WRITING ────────────> CLEAN (or DIRTY
+//!    └──────────────────────────────────────── WRITING    if modified meanwhile)
+//! ```
+//! READING, CLEAN, DIRTY and WRITING frames are *resident*: in the page table
+//! and on the LRU. Any resident frame may also be fixed (pinned) by users;
+//! a fixed frame is never evicted; a READING frame is never written.
+//!
+//! # Invariants (checked by [`BufferPool::check_invariants`])
+//! 1. Every frame is either free (on the free list, not in the page table,
+//!    on no other list, unfixed, clean, no I/O) or resident (in the page table
+//!    under its page id, on exactly one of the young/old sublists).
+//! 2. `free + |LRU| = frames`; the page table holds exactly the resident frames.
+//! 3. A frame is on the flush list iff its oldest modification is non-zero;
+//!    the flush list is ordered by oldest modification, newest at the head.
+//! 4. `oldest_modification <= newest_modification <= current_lsn`.
+//! 5. A WRITING frame is dirty; a frame modified while WRITING records the
+//!    first such modification and stays dirty when the write completes.
+//! 6. The old sublist holds `old_blocks_pct` of the LRU within
+//!    `BUF_LRU_OLD_TOLERANCE` once the LRU reaches `lru_old_min_len`, and is
+//!    empty below that.
+//! 7. The pending-I/O counters equal the number of frames in each I/O state.
+//!
+//! # Who writes synchronously
+//! A miss with no free frame scans the LRU tail for a clean victim (NP_clean,
+//! `buf_LRU_scan_and_free_block`); failing that, it picks the first flushable
+//! dirty page from the tail (NP_dirty, `buf_flush_single_page_from_LRU`): a
+//! **synchronous replacement write**. A writer whose redo age exceeds the
+//! sync margin must flush the flush list up to the needed LSN itself
+//! (`log_preflush_pool_modified_pages`): **synchronous recoverability writes**.
+
+use crate::list::{FrameList, Link, Links, LinksMut, NIL};
+use crate::page_table::{new_page_table, PageTable};
+use crate::redo_space::{RedoConfig, RedoSpace};
+use crate::stats::PoolCounters;
+use crate::types::{FrameId, Lsn, PageId, TimeUs};
+
+/// `BUF_LRU_OLD_RATIO_DIV` (buf0lru.h): old ratios are in 1/1024ths.
+const OLD_RATIO_DIV: u64 = 1024;
+/// `BUF_LRU_OLD_TOLERANCE` (buf0lru.h): slack before the old pointer moves.
+const OLD_TOLERANCE: u32 = 20;
+
+/// Static configuration; defaults are InnoDB 5.6's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BufferPoolConfig {
+    /// Number of frames (`innodb_buffer_pool_size / page size`).
+    pub frames: u32,
+    /// Page size in bytes (16 KiB as InnoDB's default).
+    pub page_size_bytes: u32,
+    /// `innodb_old_blocks_pct`, default 37.
+    pub old_blocks_pct: u32,
+    /// `innodb_old_blocks_time`, default 1000 ms in 5.6.
+    pub old_blocks_time_us: TimeUs,
+    /// `BUF_LRU_OLD_MIN_LEN` = 512: no old sublist below this LRU length.
+    pub lru_old_min_len: u32,
+    /// `BUF_LRU_MIN_LEN` = 256: the LRU batch does not evict below this.
+    pub lru_min_len: u32,
+    /// `BUF_LRU_SEARCH_SCAN_THRESHOLD` = 100: first clean-victim scan depth.
+    pub lru_search_scan_threshold: u32,
+    pub redo: RedoConfig,
+}
+
+impl Default for BufferPoolConfig {
+    fn default() -> Self {
+        Self {
+            frames: 8192,
+            page_size_bytes: 16384,
+            old_blocks_pct: 37,
+            old_blocks_time_us: 1_000_000,
+            lru_old_min_len: 512,
+            lru_min_len: 256,
+            lru_search_scan_threshold: 100,
+            redo: RedoConfig::default(),
+        }
+    }
+}
+
+impl BufferPoolConfig {
+    /// A configuration for `frames` frames with the small-list limits scaled
+    /// down so that tiny pools (tests) still exercise every mechanism.
+    pub fn small(frames: u32) -> Self {
+        Self {
+            frames,
+            lru_old_min_len: (frames / 4).clamp(4, 512),
+            lru_min_len: (frames / 8).clamp(2, 256),
+            lru_search_scan_threshold: (frames / 4).clamp(4, 100),
+            ..Self::default()
+        }
+    }
+
+    pub fn validate(&self) -> Result<(), String> {
+        if self.frames < 8 {
+            return Err(format!("buffer pool of {} frames: at least 8 are needed", self.frames));
+        }
+        if !(5..=95).contains(&self.old_blocks_pct) {
+            return Err(format!(
+                "old_blocks_pct {} out of range: InnoDB accepts 5..=95",
+                self.old_blocks_pct
+            ));
+        }
+        if !self.page_size_bytes.is_power_of_two() || !(4096..=65536).contains(&self.page_size_bytes) {
+            return Err(format!(
+                "page size {} bytes: a power of two from 4096 to 65536 is needed",
+                self.page_size_bytes
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Why a page is being written; decides counters and what follows completion.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum WriteKind {
+    /// Page-cleaner LRU batch: the page is evicted once written.
+    LruBatch,
+    /// Page-cleaner flush-list batch: the page stays resident, now clean.
+    FlushList,
+    /// A cleaner that cleans LRU-tail pages without evicting them (DB2).
+    CleanerClean,
+    /// A user thread found no free or clean frame (single-page flush).
+    SyncReplacement,
+    /// A user thread needed redo space (sync preflush).
+    SyncRecoverability,
+}
+
+impl WriteKind {
+    pub const ALL: [WriteKind; 5] = [
+        WriteKind::LruBatch,
+        WriteKind::FlushList,
+        WriteKind::CleanerClean,
+        WriteKind::SyncReplacement,
+        WriteKind::SyncRecoverability,
+    ];
+
+    pub fn is_synchronous(self) -> bool {
+        matches!(self, WriteKind::SyncReplacement | WriteKind::SyncRecoverability)
+    }
+
+    fn index(self) -> usize {
+        self as usize
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Io {
+    None,
+    Read,
+    Write(WriteKind),
+}
+
+/// What a user must do after asking for a page.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FixOutcome {
+    /// The page is resident; the frame is now fixed by the caller.
+    Hit(FrameId),
+    /// The page was not resident: `frame` is assigned to it and fixed by the
+    /// caller, who reads the page into it and then calls `complete_read`
+    /// (or, for a created page, uses it at once).
+    Miss(FrameId),
+    /// Another request is reading the page into `frame`: wait for that read
+    /// to complete, then ask again.
+    WaitRead(FrameId),
+    /// No free frame and no clean victim near the LRU tail: the caller must
+    /// write this dirty page synchronously, report `complete_write`, and ask
+    /// again with `attempt + 1`.
+    SyncReplacementWrite(WriteOrder),
+    /// Every frame is fixed or under I/O: wait for a completion and ask again
+    /// with `attempt + 1`.
+    NoFrame,
+}
+
+/// Whether a fix that misses reads the page or creates it empty.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FixIntent {
+    Read,
+    Create,
+}
+
+/// A page write the shell must perform.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WriteOrder {
+    pub frame: FrameId,
+    pub page: PageId,
+    /// Newest modification of the page when the write started: the page LSN
+    /// written. The redo up to it must be durable first (WAL).
+    pub page_lsn: Lsn,
+    pub kind: WriteKind,
+}
+
+/// What a writer must do before generating redo.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FreeCheck {
+    /// Redo age is below the sync margin.
+    Proceed,
+    /// Write these pages synchronously (recoverability writes), report their
+    /// completion, then check again.
+    SyncFlush(Vec<WriteOrder>),
+    /// The pages that must reach disk are being written by others: wait for
+    /// a write completion and check again.
+    WaitForFlush,
+}
+
+/// Conditions under which the pool asks the page cleaner(s) to wake up
+/// (DB2's triggers; InnoDB cleaners run on a timer and leave these off).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WakeThresholds {
+    /// Wake when the number of dirty pages exceeds this.
+    pub dirty_pages: Option<u32>,
+    /// Wake when the redo age (head minus oldest modification) exceeds this.
+    pub redo_age_bytes: Option<u64>,
+    /// Wake when a user thread has to write a dirty victim.
+    pub on_sync_replacement: bool,
+}
+
+/// One LRU-batch chunk's outcome.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LruChunk {
+    pub writes: Vec<WriteOrder>,
+    pub evicted: u32,
+    pub scanned: u32,
+}
+
+/// How the LRU batch treats the tail pages it scans.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LruMode {
+    /// InnoDB: evict clean pages to the free list, write dirty ones and
+    /// evict them once written.
+    EvictToFree,
+    /// DB2: write dirty pages near the tail and leave them resident, clean.
+    CleanOnly,
+}
+
+#[derive(Clone, Debug)]
+struct Frame {
+    page: PageId,
+    resident: bool,
+    fix_count: u32,
+    io: Io,
+    /// Start LSN of the first modification not yet on disk; ZERO when clean.
+    oldest_modification: Lsn,
+    /// End LSN of the latest modification (the page LSN in memory).
+    newest_modification: Lsn,
+    /// First modification that happened while a write was in flight.
+    remodified_lsn: Lsn,
+    evict_after_write: bool,
+    in_old: bool,
+    first_access_us: TimeUs,
+    /// Pool's freed-page clock when the page was last made young.
+    freed_page_clock: u64,
+    lru: Link,
+    flush: Link,
+}
+
+impl Frame {
+    fn new() -> Self {
+        Self {
+            page: PageId::default(),
+            resident: false,
+            fix_count: 0,
+            io: Io::None,
+            oldest_modification: Lsn::ZERO,
+            newest_modification: Lsn::ZERO,
+            remodified_lsn: Lsn::ZERO,
+            evict_after_write: false,
+            in_old: false,
+            first_access_us: 0,
+            freed_page_clock: 0,
+            lru: Link::default(),
+            flush: Link::default(),
+        }
+    }
+
+    fn is_dirty(&self) -> bool {
+        self.oldest_modification != Lsn::ZERO
+    }
+
+    /// `buf_flush_ready_for_replace`: clean, unfixed, no I/O.
+    fn replaceable(&self) -> bool {
+        self.resident && !self.is_dirty() && self.fix_count == 0 && self.io == Io::None
+    }
+
+    /// `buf_flush_ready_for_flush`: dirty and no I/O (fixing does not prevent
+    /// a write: the shell writes a copy taken under the page latch).
+    fn flushable(&self) -> bool {
+        self.is_dirty() && self.io == Io::None
+    }
+}
+
+struct LruLinks<'a>(&'a [Frame]);
+struct LruLinksMut<'a>(&'a mut [Frame]);
+struct FlushLinks<'a>(&'a [Frame]);
+struct FlushLinksMut<'a>(&'a mut [Frame]);
+
+impl Links for LruLinks<'_> {
+    fn link(&self, i: u32) -> &Link {
+        &self.0[i as usize].lru
+    }
+}
+impl Links for LruLinksMut<'_> {
+    fn link(&self, i: u32) -> &Link {
+        &self.0[i as usize].lru
+    }
+}
+impl LinksMut for LruLinksMut<'_> {
+    fn link_mut(&mut self, i: u32) -> &mut Link {
+        &mut self.0[i as usize].lru
+    }
+}
+impl Links for FlushLinks<'_> {
+    fn link(&self, i: u32) -> &Link {
+        &self.0[i as usize].flush
+    }
+}
+impl Links for FlushLinksMut<'_> {
+    fn link(&self, i: u32) -> &Link {
+        &self.0[i as usize].flush
+    }
+}
+impl LinksMut for FlushLinksMut<'_> {
+    fn link_mut(&mut self, i: u32) -> &mut Link {
+        &mut self.0[i as usize].flush
+    }
+}
+
+/// The buffer pool state machine. See the module documentation.
+pub struct BufferPool {
+    config: BufferPoolConfig,
+    frames: Vec<Frame>,
+    page_table: PageTable,
+    free: Vec<u32>,
+    young: FrameList,
+    old: FrameList,
+    flush: FrameList,
+    redo: RedoSpace,
+    counters: PoolCounters,
+    /// `buf_pool->freed_page_clock`: evictions so far (drives "too old").
+    freed_page_clock: u64,
+    /// `buf_pool->try_LRU_scan`: cleared when a tail scan found nothing clean.
+    try_lru_scan: bool,
+    pending_reads: u32,
+    pending_writes: [u32; 5],
+    wake: WakeThresholds,
+    wake_pending: bool,
+    old_ratio_1024: u64,
+}
+
+impl BufferPool {
+    pub fn new(config: BufferPoolConfig, start_lsn: Lsn) -> Result<Self, String> {
+        config.validate()?;
+        let redo = RedoSpace::new(config.redo, config.page_size_bytes, start_lsn)?;
+        let frames = vec![Frame::new(); config.frames as usize];
+        // Pop order hands out frame 0 first.
+        let free: Vec<u32> = (0..config.frames).rev().collect();
+        Ok(Self {
+            old_ratio_1024: u64::from(config.old_blocks_pct) * OLD_RATIO_DIV / 100,
+            config,
+            frames,
+            page_table: new_page_table(config.frames as usize),
+            free,
+            young: FrameList::default(),
+            old: FrameList::default(),
+            flush: FrameList::default(),
+            redo,
+            counters: PoolCounters::default(),
+            freed_page_clock: 0,
+            try_lru_scan: true,
+            pending_reads: 0,
+            pending_writes: [0; 5],
+            wake: WakeThresholds::default(),
+            wake_pending: false,
+        })
+    }
+
+    // ----- getters -------------------------------------------------------
+
+    pub fn config(&self) -> &BufferPoolConfig {
+        &self.config
+    }
+    pub fn frame_count(&self) -> u32 {
+        self.config.frames
+    }
+    /// |free| in Lee et al., Table 2.
+    pub fn free_len(&self) -> u32 {
+        self.free.len() as u32
+    }
+    /// |LRU| in Lee et al., Table 2.
+    pub fn lru_len(&self) -> u32 {
+        self.young.len + self.old.len
+    }
+    pub fn old_len(&self) -> u32 {
+        self.old.len
+    }
+    /// Number of dirty pages (the flush list's length).
+    pub fn dirty_pages(&self) -> u32 {
+        self.flush.len
+    }
+    /// Dirty pages as a percentage of all frames (`buf_get_modified_ratio_pct`
+    /// divides by LRU + free, which is the same thing here).
+    pub fn dirty_pct(&self) -> f64 {
+        100.0 * f64::from(self.flush.len) / f64::from(self.config.frames)
+    }
+    pub fn counters(&self) -> &PoolCounters {
+        &self.counters
+    }
+    pub fn redo(&self) -> &RedoSpace {
+        &self.redo
+    }
+    pub fn current_lsn(&self) -> Lsn {
+        self.redo.current_lsn
+    }
+    /// Oldest modification in the flush list, or the log head when nothing
+    /// is dirty (`buf_pool_get_oldest_modification` returns 0 then; callers
+    /// treat that as "no age").
+    pub fn oldest_modification(&self) -> Lsn {
+        if self.flush.tail == NIL {
+            self.redo.current_lsn
+        } else {
+            self.frames[self.flush.tail as usize].oldest_modification
+        }
+    }
+    /// Redo age pinned by dirty pages: head LSN minus oldest modification.
+    pub fn redo_age_bytes(&self) -> u64 {
+        self.redo.current_lsn.bytes_since(self.oldest_modification())
+    }
+    /// The highest LSN a checkpoint may be written at now.
+    pub fn checkpoint_candidate(&self) -> Lsn {
+        self.oldest_modification()
+    }
+    pub fn pending_reads(&self) -> u32 {
+        self.pending_reads
+    }
+    pub fn pending_writes(&self, kind: WriteKind) -> u32 {
+        self.pending_writes[kind.index()]
+    }
+    /// Writes in flight issued by page cleaners (A in Wang & Bunt §7).
+    pub fn pending_async_writes(&self) -> u32 {
+        WriteKind::ALL
+            .iter()
+            .filter(|k| !k.is_synchronous())
+            .map(|k| self.pending_writes[k.index()])
+            .sum()
+    }
+    /// All I/O in flight (T in Wang & Bunt §7).
+    pub fn pending_io(&self) -> u32 {
+        self.pending_reads + self.pending_writes.iter().sum::<u32>()
+    }
+    pub fn page_of(&self, frame: FrameId) -> Option<PageId> {
+        let f = &self.frames[frame.index()];
+        f.resident.then_some(f.page)
+    }
+    pub fn lookup(&self, page: PageId) -> Option<FrameId> {
+        self.page_table.get(&page).map(|&i| FrameId(i))
+    }
+    pub fn is_dirty(&self, frame: FrameId) -> bool {
+        self.frames[frame.index()].is_dirty()
+    }
+    pub fn fix_count(&self, frame: FrameId) -> u32 {
+        self.frames[frame.index()].fix_count
+    }
+    /// In-memory page LSN (end of the newest modification), ZERO if never modified here.
+    pub fn page_lsn(&self, frame: FrameId) -> Lsn {
+        self.frames[frame.index()].newest_modification
+    }
+    pub fn oldest_modification_of(&self, frame: FrameId) -> Lsn {
+        self.frames[frame.index()].oldest_modification
+    }
+
+    // ----- user requests -------------------------------------------------
+
+    /// A user asks for `page` at `now_us`. `attempt` is 0 for a new request
+    /// and counts retries after `SyncReplacementWrite` or `NoFrame` (the
+    /// second and later attempts scan the whole LRU, as InnoDB does).
+    pub fn fix(&mut self, page: PageId, intent: FixIntent, attempt: u32, now_us: TimeUs) -> FixOutcome {
+        if attempt == 0 {
+            self.counters.requests += 1;
+        }
+        if let Some(&index) = self.page_table.get(&page) {
+            let frame = &mut self.frames[index as usize];
+            if frame.io == Io::Read {
+                return FixOutcome::WaitRead(FrameId(index));
+            }
+            frame.fix_count += 1;
+            self.on_access(index, now_us);
+            return FixOutcome::Hit(FrameId(index));
+        }
+        let index = match self.take_free_frame(attempt) {
+            Ok(index) => index,
+            Err(outcome) => return outcome,
+        };
+        let frame = &mut self.frames[index as usize];
+        frame.page = page;
+        frame.resident = true;
+        frame.fix_count = 1;
+        frame.first_access_us = now_us;
+        frame.freed_page_clock = self.freed_page_clock;
+        match intent {
+            FixIntent::Read => {
+                frame.io = Io::Read;
+                self.pending_reads += 1;
+                self.counters.reads += 1;
+            }
+            FixIntent::Create => self.counters.pages_created += 1,
+        }
+        self.page_table.insert(page, index);
+        self.lru_insert_new(index);
+        FixOutcome::Miss(FrameId(index))
+    }
+
+    /// Releases one fix of `frame`.
+    pub fn unfix(&mut self, frame: FrameId) {
+        let f = &mut self.frames[frame.index()];
+        assert!(f.resident && f.fix_count > 0, "unfix of {frame} which is not fixed");
+        f.fix_count -= 1;
+    }
+
+    /// The read into `frame` finished.
+    pub fn complete_read(&mut self, frame: FrameId) {
+        let f = &mut self.frames[frame.index()];
+        assert_eq!(f.io, Io::Read, "complete_read on {frame} without a read in flight");
+        f.io = Io::None;
+        self.pending_reads -= 1;
+    }
+
+    /// The read into `frame` failed (e.g. a corrupt page): the page leaves the
+    /// pool and the frame returns to the free list; the caller's fix is void.
+    pub fn fail_read(&mut self, frame: FrameId) {
+        let index = frame.0;
+        let f = &mut self.frames[index as usize];
+        assert_eq!(f.io, Io::Read, "fail_read on {frame} without a read in flight");
+        f.io = Io::None;
+        f.fix_count = 0;
+        self.pending_reads -= 1;
+        self.remove_from_pool(index);
+    }
+
+    /// A user modified the fixed page in `frame`; its redo spans
+    /// `start_lsn..end_lsn` (InnoDB adds the page to the flush list at
+    /// mini-transaction commit with `oldest_modification = start_lsn`).
+    pub fn note_modification(&mut self, frame: FrameId, start_lsn: Lsn, end_lsn: Lsn) {
+        let index = frame.0;
+        assert!(
+            start_lsn <= end_lsn && start_lsn > Lsn::ZERO,
+            "bad redo range {start_lsn}..{end_lsn}"
+        );
+        {
+            let f = &self.frames[index as usize];
+            assert!(f.resident && f.fix_count > 0, "modification of unfixed {frame}");
+            assert_ne!(f.io, Io::Read, "modification of {frame} before its read completed");
+        }
+        self.counters.modifications += 1;
+        if end_lsn > self.redo.current_lsn {
+            self.redo.current_lsn = end_lsn;
+        }
+        let f = &mut self.frames[index as usize];
+        if end_lsn > f.newest_modification {
+            f.newest_modification = end_lsn;
+        }
+        if matches!(f.io, Io::Write(_)) {
+            if f.remodified_lsn == Lsn::ZERO {
+                f.remodified_lsn = start_lsn;
+            }
+        } else if !f.is_dirty() {
+            f.oldest_modification = start_lsn;
+            self.flush_insert_sorted(index);
+            if let Some(limit) = self.wake.dirty_pages {
+                if self.flush.len > limit {
+                    self.wake_pending = true;
+                }
+            }
+        }
+        if let Some(limit) = self.wake.redo_age_bytes {
+            if self.redo_age_bytes() > limit {
+                self.wake_pending = true;
+            }
+        }
+    }
+
+    /// Advances the log head without touching a page (e.g. commit records).
+    pub fn note_redo(&mut self, end_lsn: Lsn) {
+        if end_lsn > self.redo.current_lsn {
+            self.redo.current_lsn = end_lsn;
+        }
+    }
+
+    /// `log_free_check` before generating redo: past the sync margin the
+    /// writer flushes the flush list up to `oldest + (age - sync_margin)`.
+    pub fn redo_free_check(&mut self) -> FreeCheck {
+        let age = self.redo_age_bytes();
+        let sync_margin = self.redo.margins.max_modified_age_sync_bytes;
+        if age <= sync_margin {
+            return FreeCheck::Proceed;
+        }
+        self.counters.sync_flush_waits += 1;
+        let target = self.oldest_modification().advance(age - sync_margin);
+        let (writes, _) = self.flush_list_batch(u32::MAX, target, WriteKind::SyncRecoverability);
+        if writes.is_empty() {
+            FreeCheck::WaitForFlush
+        } else {
+            FreeCheck::SyncFlush(writes)
+        }
+    }
+
+    /// A checkpoint at `lsn` is durable.
+    pub fn note_checkpoint(&mut self, lsn: Lsn) {
+        assert!(
+            lsn <= self.checkpoint_candidate(),
+            "checkpoint {lsn} passes a dirty page"
+        );
+        if lsn > self.redo.checkpoint_lsn {
+            self.redo.checkpoint_lsn = lsn;
+        }
+    }
+
+    // ----- writes ----------------------------------------------------------
+
+    /// The write of `frame` finished. Returns true if the frame was evicted
+    /// (LRU-batch and replacement writes evict an unfixed, still clean page).
+    pub fn complete_write(&mut self, frame: FrameId) -> bool {
+        let index = frame.0;
+        let f = &mut self.frames[index as usize];
+        let Io::Write(kind) = f.io else {
+            panic!("complete_write on {frame} without a write in flight");
+        };
+        f.io = Io::None;
+        self.pending_writes[kind.index()] -= 1;
+        self.counters.writes_completed += 1;
+        let remodified = f.remodified_lsn;
+        f.remodified_lsn = Lsn::ZERO;
+        let evict = std::mem::take(&mut f.evict_after_write);
+        {
+            let mut links = FlushLinksMut(&mut self.frames);
+            self.flush.remove(&mut links, index);
+        }
+        if remodified != Lsn::ZERO {
+            self.frames[index as usize].oldest_modification = remodified;
+            self.flush_insert_sorted(index);
+            return false;
+        }
+        self.frames[index as usize].oldest_modification = Lsn::ZERO;
+        if evict && self.frames[index as usize].fix_count == 0 {
+            self.evict(index);
+            return true;
+        }
+        false
+    }
+
+    /// The write of `frame` failed: the page stays dirty (the engine's sticky
+    /// error then stops further writes).
+    pub fn fail_write(&mut self, frame: FrameId) {
+        let index = frame.0;
+        let f = &mut self.frames[index as usize];
+        let Io::Write(kind) = f.io else {
+            panic!("fail_write on {frame} without a write in flight");
+        };
+        f.io = Io::None;
+        f.evict_after_write = false;
+        f.remodified_lsn = Lsn::ZERO;
+        self.pending_writes[kind.index()] -= 1;
+    }
+
+    // ----- page-cleaner batches -------------------------------------------
+
+    /// One chunk of the LRU batch (`buf_flush_LRU_list_batch`): from the
+    /// tail, until `max_pages` pages were evicted or written, the free list
+    /// reaches `free_target`, or `scan_limit` pages were scanned.
+    pub fn lru_batch_chunk(&mut self, max_pages: u32, free_target: u32, scan_limit: u32, mode: LruMode) -> LruChunk {
+        let mut chunk = LruChunk::default();
+        let mut cursor = self.lru_tail();
+        let mut count = 0;
+        while cursor != NIL
+            && count < max_pages
+            && chunk.scanned < scan_limit
+            && self.free_len() < free_target
+            && self.lru_len() > self.config.lru_min_len
+        {
+            let prev = self.lru_prev(cursor);
+            chunk.scanned += 1;
+            let f = &self.frames[cursor as usize];
+            if mode == LruMode::EvictToFree && f.replaceable() {
+                self.evict(cursor);
+                self.counters.lru_batch_evict_pages += 1;
+                chunk.evicted += 1;
+                count += 1;
+            } else if f.flushable() {
+                let kind = match mode {
+                    LruMode::EvictToFree => WriteKind::LruBatch,
+                    LruMode::CleanOnly => WriteKind::CleanerClean,
+                };
+                chunk.writes.push(self.start_write(cursor, kind));
+                count += 1;
+            }
+            cursor = prev;
+        }
+        if chunk.evicted > 0 {
+            self.try_lru_scan = true;
+        }
+        chunk
+    }
+
+    /// A flush-list batch (`buf_do_flush_list_batch`): from the oldest end,
+    /// up to `max_pages` writes of pages whose oldest modification is below
+    /// `lsn_limit`. Returns the writes and the number of pages scanned.
+    pub fn flush_list_batch(&mut self, max_pages: u32, lsn_limit: Lsn, kind: WriteKind) -> (Vec<WriteOrder>, u32) {
+        let mut writes = Vec::new();
+        let mut scanned = 0;
+        let mut cursor = self.flush.tail;
+        while cursor != NIL && (writes.len() as u32) < max_pages {
+            let f = &self.frames[cursor as usize];
+            if f.oldest_modification >= lsn_limit {
+                break;
+            }
+            let prev = f.flush.prev;
+            scanned += 1;
+            if f.flushable() {
+                writes.push(self.start_write(cursor, kind));
+            }
+            cursor = prev;
+        }
+        (writes, scanned)
+    }
+
+    // ----- wake-ups ----------------------------------------------------------
+
+    pub fn set_wake_thresholds(&mut self, wake: WakeThresholds) {
+        self.wake = wake;
+    }
+
+    /// True once since the last call if a wake condition fired.
+    pub fn take_wake(&mut self) -> bool {
+        std::mem::take(&mut self.wake_pending)
+    }
+
+    // ----- internals -------------------------------------------------------
+
+    fn lru_tail(&self) -> u32 {
+        if self.old.tail != NIL {
+            self.old.tail
+        } else {
+            self.young.tail
+        }
+    }
+
+    fn lru_prev(&self, index: u32) -> u32 {
+        let f = &self.frames[index as usize];
+        if f.lru.prev != NIL {
+            f.lru.prev
+        } else if f.in_old {
+            self.young.tail
+        } else {
+            NIL
+        }
+    }
+
+    /// Finds a frame for a missing page (`buf_LRU_get_free_block`).
+    fn take_free_frame(&mut self, attempt: u32) -> Result<u32, FixOutcome> {
+        if let Some(index) = self.free.pop() {
+            return Ok(index);
+        }
+        if self.try_lru_scan || attempt > 0 {
+            let limit = if attempt > 0 {
+                u32::MAX
+            } else {
+                self.config.lru_search_scan_threshold
+            };
+            let mut cursor = self.lru_tail();
+            let mut scanned = 0;
+            while cursor != NIL && scanned < limit {
+                scanned += 1;
+                if self.frames[cursor as usize].replaceable() {
+                    self.counters.clean_victim_scanned += u64::from(scanned);
+                    self.unlink_resident(cursor);
+                    return Ok(cursor);
+                }
+                cursor = self.lru_prev(cursor);
+            }
+            self.counters.clean_victim_scanned += u64::from(scanned);
+            if attempt == 0 {
+                self.try_lru_scan = false;
+            }
+        }
+        // Single-page flush: the first flushable page from the tail.
+        self.counters.wait_free += 1;
+        let mut cursor = self.lru_tail();
+        let mut scanned = 0u64;
+        while cursor != NIL {
+            scanned += 1;
+            let f = &self.frames[cursor as usize];
+            if f.flushable() {
+                self.counters.dirty_victim_scanned += scanned;
+                let order = self.start_write(cursor, WriteKind::SyncReplacement);
+                self.frames[cursor as usize].evict_after_write = true;
+                if self.wake.on_sync_replacement {
+                    self.wake_pending = true;
+                }
+                return Err(FixOutcome::SyncReplacementWrite(order));
+            }
+            cursor = self.lru_prev(cursor);
+        }
+        self.counters.dirty_victim_scanned += scanned;
+        Err(FixOutcome::NoFrame)
+    }
+
+    fn start_write(&mut self, index: u32, kind: WriteKind) -> WriteOrder {
+        let f = &mut self.frames[index as usize];
+        debug_assert!(f.flushable());
+        f.io = Io::Write(kind);
+        f.remodified_lsn = Lsn::ZERO;
+        f.evict_after_write = kind == WriteKind::LruBatch;
+        self.pending_writes[kind.index()] += 1;
+        match kind {
+            WriteKind::LruBatch => self.counters.lru_batch_flush_pages += 1,
+            WriteKind::FlushList => self.counters.flush_list_pages += 1,
+            WriteKind::CleanerClean => self.counters.cleaner_clean_pages += 1,
+            WriteKind::SyncReplacement => self.counters.sync_replacement_writes += 1,
+            WriteKind::SyncRecoverability => self.counters.sync_recoverability_writes += 1,
+        }
+        WriteOrder {
+            frame: FrameId(index),
+            page: f.page,
+            page_lsn: f.newest_modification,
+            kind,
+        }
+    }
+
+    /// Evicts a replaceable page to the free list.
+    fn evict(&mut self, index: u32) {
+        self.unlink_resident(index);
+        self.free.push(index);
+    }
+
+    /// Removes a resident, clean, unfixed page from the LRU and the page
+    /// table, leaving the frame on no list (the caller reuses or frees it).
+    fn unlink_resident(&mut self, index: u32) {
+        let f = &self.frames[index as usize];
+        debug_assert!(f.replaceable());
+        let page = f.page;
+        self.page_table.remove(&page);
+        self.lru_remove(index);
+        let f = &mut self.frames[index as usize];
+        f.resident = false;
+        f.newest_modification = Lsn::ZERO;
+        f.page = PageId::default();
+        self.freed_page_clock += 1;
+        self.counters.evictions += 1;
+    }
+
+    fn remove_from_pool(&mut self, index: u32) {
+        let page = self.frames[index as usize].page;
+        self.page_table.remove(&page);
+        self.lru_remove(index);
+        let f = &mut self.frames[index as usize];
+        f.resident = false;
+        f.page = PageId::default();
+        self.free.push(index);
+    }
+
+    /// `buf_page_peek_if_too_old` + `buf_page_make_young`.
+    fn on_access(&mut self, index: u32, now_us: TimeUs) {
+        let f = &self.frames[index as usize];
+        if self.freed_page_clock == 0 {
+            // Nothing evicted yet: the pool is filling, order is irrelevant.
+            return;
+        }
+        let too_old = if f.in_old {
+            now_us.saturating_sub(f.first_access_us) >= self.config.old_blocks_time_us
+        } else {
+            // buf_page_peek_if_young: young enough while fewer than a quarter
+            // of the young sublist's worth of pages were evicted since.
+            let young_quarter =
+                u64::from(self.config.frames) * (OLD_RATIO_DIV - self.old_ratio_1024) / (OLD_RATIO_DIV * 4);
+            self.freed_page_clock >= f.freed_page_clock + young_quarter
+        };
+        if too_old {
+            self.lru_remove(index);
+            {
+                let mut links = LruLinksMut(&mut self.frames);
+                self.young.push_head(&mut links, index);
+            }
+            let f = &mut self.frames[index as usize];
+            f.in_old = false;
+            f.freed_page_clock = self.freed_page_clock;
+            self.counters.pages_made_young += 1;
+            self.rebalance_old();
+        }
+    }
+
+    fn lru_insert_new(&mut self, index: u32) {
+        let use_old = self.lru_len() >= self.config.lru_old_min_len;
+        {
+            let mut links = LruLinksMut(&mut self.frames);
+            if use_old {
+                self.old.push_head(&mut links, index);
+            } else {
+                self.young.push_head(&mut links, index);
+            }
+        }
+        self.frames[index as usize].in_old = use_old;
+        self.rebalance_old();
+    }
+
+    fn lru_remove(&mut self, index: u32) {
+        let in_old = self.frames[index as usize].in_old;
+        {
+            let mut links = LruLinksMut(&mut self.frames);
+            if in_old {
+                self.old.remove(&mut links, index);
+            } else {
+                self.young.remove(&mut links, index);
+            }
+        }
+        self.frames[index as usize].in_old = false;
+        self.rebalance_old();
+    }
+
+    /// `buf_LRU_old_adjust_len`: keep the old sublist at its share.
+    fn rebalance_old(&mut self) {
+        let len = self.lru_len();
+        let mut links = LruLinksMut(&mut self.frames);
+        if len < self.config.lru_old_min_len {
+            while let Some(i) = self.old.pop_head(&mut links) {
+                self.young.push_tail(&mut links, i);
+                links.0[i as usize].in_old = false;
+            }
+            return;
+        }
+        let target = (u64::from(len) * self.old_ratio_1024 / OLD_RATIO_DIV) as u32;
+        while self.old.len + OLD_TOLERANCE < target {
+            let Some(i) = self.young.pop_tail(&mut links) else {
+                break;
+            };
+            self.old.push_head(&mut links, i);
+            links.0[i as usize].in_old = true;
+        }
+        while self.old.len > target + OLD_TOLERANCE {
+            let Some(i) = self.old.pop_head(&mut links) else { break };
+            self.young.push_tail(&mut links, i);
+            links.0[i as usize].in_old = false;
+        }
+    }
+
+    /// Inserts a newly dirty frame by oldest modification. Pages usually
+    /// arrive in LSN order, so this stops at the head at once.
+    fn flush_insert_sorted(&mut self, index: u32) {
+        let lsn = self.frames[index as usize].oldest_modification;
+        let mut links = FlushLinksMut(&mut self.frames);
+        let mut before = NIL; // last node (from head) whose lsn > ours
+        let mut cursor = self.flush.head;
+        while cursor != NIL && links.0[cursor as usize].oldest_modification > lsn {
+            before = cursor;
+            cursor = links.0[cursor as usize].flush.next;
+        }
+        if before == NIL {
+            self.flush.push_head(&mut links, index);
+        } else {
+            self.flush.insert_after(&mut links, before, index);
+        }
+    }
+
+    // ----- invariants --------------------------------------------------------
+
+    /// Panics if any invariant of the module documentation is broken.
+    pub fn check_invariants(&self) {
+        let young = self.young.check(&LruLinks(&self.frames), "young LRU");
+        let old = self.old.check(&LruLinks(&self.frames), "old LRU");
+        let flush = self.flush.check(&FlushLinks(&self.frames), "flush list");
+        // 2. counts
+        assert_eq!(
+            self.free.len() + young.len() + old.len(),
+            self.frames.len(),
+            "free + LRU = frames"
+        );
+        assert_eq!(self.page_table.len(), young.len() + old.len(), "page table = LRU");
+        let mut on_free = vec![false; self.frames.len()];
+        for &i in &self.free {
+            assert!(!on_free[i as usize], "frame {i} twice on the free list");
+            on_free[i as usize] = true;
+        }
+        for &i in &young {
+            assert!(!self.frames[i as usize].in_old, "young frame {i} flagged old");
+        }
+        for &i in &old {
+            assert!(self.frames[i as usize].in_old, "old frame {i} not flagged old");
+        }
+        let mut pending_reads = 0;
+        let mut pending_writes = [0u32; 5];
+        for (i, f) in self.frames.iter().enumerate() {
+            if on_free[i] {
+                // 1. free frames
+                assert!(
+                    !f.resident && f.fix_count == 0 && f.io == Io::None,
+                    "free frame {i} busy"
+                );
+                assert!(
+                    !f.lru.on_list && !f.flush.on_list && !f.is_dirty(),
+                    "free frame {i} listed"
+                );
+                continue;
+            }
+            assert!(f.resident, "frame {i} neither free nor resident");
+            assert_eq!(
+                self.page_table.get(&f.page),
+                Some(&(i as u32)),
+                "page table for frame {i}"
+            );
+            assert!(f.lru.on_list, "resident frame {i} not on the LRU");
+            // 3. flush list membership
+            assert_eq!(f.flush.on_list, f.is_dirty(), "frame {i}: flush list iff dirty");
+            // 4. LSN order
+            if f.is_dirty() {
+                assert!(f.oldest_modification <= f.newest_modification, "frame {i} lsn order");
+            }
+            assert!(f.newest_modification <= self.redo.current_lsn, "frame {i} ahead of log");
+            match f.io {
+                Io::None => assert_eq!(f.remodified_lsn, Lsn::ZERO),
+                Io::Read => {
+                    pending_reads += 1;
+                    assert!(!f.is_dirty(), "frame {i} dirty while being read");
+                }
+                Io::Write(kind) => {
+                    // 5. writing frames are dirty
+                    pending_writes[kind.index()] += 1;
+                    assert!(f.is_dirty(), "frame {i} written while clean");
+                }
+            }
+        }
+        let mut prev = Lsn::MAX;
+        for &i in &flush {
+            let lsn = self.frames[i as usize].oldest_modification;
+            assert!(lsn <= prev, "flush list out of order at frame {i}");
+            prev = lsn;
+        }
+        // 6. old sublist share
+        let len = self.lru_len();
+        if len < self.config.lru_old_min_len {
+            assert_eq!(self.old.len, 0, "old sublist below the minimum LRU length");
+        } else {
+            let target = (u64::from(len) * self.old_ratio_1024 / OLD_RATIO_DIV) as u32;
+            assert!(
+                self.old.len + OLD_TOLERANCE >= target && self.old.len <= target + OLD_TOLERANCE,
+                "old sublist {} vs target {target}",
+                self.old.len
+            );
+        }
+        // 7. pending I/O
+        assert_eq!(pending_reads, self.pending_reads, "pending reads");
+        assert_eq!(pending_writes, self.pending_writes, "pending writes");
+        assert!(
+            self.redo.checkpoint_lsn <= self.checkpoint_candidate(),
+            "checkpoint passed a dirty page"
+        );
+    }
+
+    /// The LRU from head (most recent) to tail, for tests and reference models.
+    pub fn lru_pages(&self) -> Vec<PageId> {
+        let mut v: Vec<PageId> = self
+            .young
+            .to_vec(&LruLinks(&self.frames))
+            .iter()
+            .map(|&i| self.frames[i as usize].page)
+            .collect();
+        v.extend(
+            self.old
+                .to_vec(&LruLinks(&self.frames))
+                .iter()
+                .map(|&i| self.frames[i as usize].page),
+        );
+        v
+    }
+
+    /// The flush list from newest to oldest, for tests and reference models.
+    pub fn flush_list_pages(&self) -> Vec<PageId> {
+        self.flush
+            .to_vec(&FlushLinks(&self.frames))
+            .iter()
+            .map(|&i| self.frames[i as usize].page)
+            .collect()
+    }
+}

@@ -1,0 +1,258 @@
+//! `self-tuning`: Algorithm 3 and Figure 1 of Lee, Lee, Kim (2016).
+//!
+//! MySQL 5.6's loop (Algorithm 1) with Pscan and Pio adapted after every
+//! iteration from statistics InnoDB already has (Table 2), by the condition-
+//! action rules of Table 1:
+//!
+//! - T_flushing > 1 s (the I/O subsystem is overloaded): the majority
+//!   flusher is slowed. If NP_LRU > NP_flush and NP_LRU > NP_LRU^stable,
+//!   `Pscan <- max(Pscan x NP_LRU^stable / NP_LRU, Pscan_MIN)`; otherwise, if
+//!   NP_flush > NP_flush^stable, `Pio <- max(Pio x NP_flush^stable / NP_flush,
+//!   Pio_MIN)`. Flushing no more than at the last stable state means someone
+//!   else overloaded the device, so nothing changes. No sleep.
+//! - Otherwise, for Pscan: synchronous replacement writes (NP_dirty > 0, and
+//!   Pscan + NP_dirty <= |LRU|) raise Pscan by NP_dirty; surplus free pages
+//!   that nobody needed to scan for (|free| > 0, NP_clean = 0, Pscan >=
+//!   |free| + Pscan_MIN) lower Pscan by |free|; else, if NP_LRU > 0, this is
+//!   a stable state: NP_LRU^stable <- NP_LRU.
+//!   For Pio: synchronous recoverability writes while Pio < NP_req_flush
+//!   raise Pio by NP_sync_rec; Pio > NP_req_flush >= Pio_MIN lowers Pio to
+//!   NP_req_flush; else, if NP_flush > 0, NP_flush^stable <- NP_flush.
+//!   Then `sleep(1 s - T_flushing)`.
+//!
+//! `innodb_io_capacity_max` is 2 x Pio with no lower limit (§4.3). Pscan_MIN
+//! and Pio_MIN are InnoDB's minima for `innodb_lru_scan_depth` (100,
+//! WL#5580) and `innodb_io_capacity` (100, MySQL 5.6 manual).
+//!
+//! Invariants: Pscan >= Pscan_MIN and Pio >= Pio_MIN after every iteration;
+//! Pscan never exceeds |LRU| because of a raise.
+
+use crate::adaptive_flushing::{AdaptiveFlushing, AdaptiveFlushingConfig};
+use crate::policy::{FlushListPlan, FlushPolicy, IterationPlan, IterationReport, Plan, PolicyCtx, Sleep};
+use crate::types::{TimeUs, SECOND_US};
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SelfTuningConfig {
+    /// Initial Pscan (MySQL's default, 1024).
+    pub initial_lru_scan_depth: u32,
+    /// Initial Pio (MySQL's default, 200).
+    pub initial_io_capacity: u32,
+    /// Pscan_MIN: minimum `innodb_lru_scan_depth` (100).
+    pub min_lru_scan_depth: u32,
+    /// Pio_MIN: minimum `innodb_io_capacity` (100).
+    pub min_io_capacity: u32,
+    /// The "1 s" of Algorithm 3: the period InnoDB assumes an iteration fits in.
+    pub period_us: TimeUs,
+    pub adaptive: AdaptiveFlushingConfig,
+}
+
+impl Default for SelfTuningConfig {
+    fn default() -> Self {
+        Self {
+            initial_lru_scan_depth: 1024,
+            initial_io_capacity: 200,
+            min_lru_scan_depth: 100,
+            min_io_capacity: 100,
+            period_us: SECOND_US,
+            adaptive: AdaptiveFlushingConfig::default(),
+        }
+    }
+}
+
+pub struct SelfTuning {
+    config: SelfTuningConfig,
+    adaptive: AdaptiveFlushing,
+    /// Pscan.
+    lru_scan_depth: u32,
+    /// Pio.
+    io_capacity: u32,
+    /// NP_LRU^stable.
+    np_lru_stable: u32,
+    /// NP_flush^stable.
+    np_flush_stable: u32,
+    /// NP_req_flush of the current iteration (0 when adaptive flushing
+    /// returned early).
+    np_req_flush: u32,
+    recommended: bool,
+}
+
+impl SelfTuning {
+    pub fn new(config: SelfTuningConfig) -> Self {
+        Self {
+            adaptive: AdaptiveFlushing::new(config.adaptive),
+            lru_scan_depth: config.initial_lru_scan_depth.max(config.min_lru_scan_depth),
+            io_capacity: config.initial_io_capacity.max(config.min_io_capacity),
+            np_lru_stable: config.min_lru_scan_depth,
+            np_flush_stable: config.min_io_capacity,
+            np_req_flush: 0,
+            recommended: false,
+            config,
+        }
+    }
+
+    /// Pscan.
+    pub fn lru_scan_depth(&self) -> u32 {
+        self.lru_scan_depth
+    }
+    /// Pio.
+    pub fn io_capacity(&self) -> u32 {
+        self.io_capacity
+    }
+    pub fn np_lru_stable(&self) -> u32 {
+        self.np_lru_stable
+    }
+    pub fn np_flush_stable(&self) -> u32 {
+        self.np_flush_stable
+    }
+
+    fn io_capacity_max(&self) -> u32 {
+        2 * self.io_capacity
+    }
+
+    /// The left branch of Figure 1: the I/O subsystem is overloaded.
+    fn on_overload(&mut self, ctx: &mut PolicyCtx<'_>, r: &IterationReport) {
+        if r.np_lru > r.np_flush {
+            if r.np_lru > self.np_lru_stable {
+                let old = self.lru_scan_depth;
+                let scaled = u64::from(old) * u64::from(self.np_lru_stable) / u64::from(r.np_lru);
+                self.lru_scan_depth = (scaled as u32).max(self.config.min_lru_scan_depth);
+                let (new, stable) = (self.lru_scan_depth, self.np_lru_stable);
+                ctx.decide("overload_lowers_scan_depth", || {
+                    format!(
+                        "T_flushing={} us > period, NP_LRU={} > NP_LRU_stable={stable}: Pscan {old} -> {new}",
+                        r.flushing_time_us, r.np_lru
+                    )
+                });
+            } else {
+                ctx.decide("overload_by_others_keeps_scan_depth", || {
+                    format!(
+                        "T_flushing={} us, NP_LRU={} <= NP_LRU_stable={}",
+                        r.flushing_time_us, r.np_lru, self.np_lru_stable
+                    )
+                });
+            }
+        } else if r.np_flush > self.np_flush_stable {
+            let old = self.io_capacity;
+            let scaled = u64::from(old) * u64::from(self.np_flush_stable) / u64::from(r.np_flush);
+            self.io_capacity = (scaled as u32).max(self.config.min_io_capacity);
+            let (new, stable) = (self.io_capacity, self.np_flush_stable);
+            ctx.decide("overload_lowers_io_capacity", || {
+                format!(
+                    "T_flushing={} us > period, NP_flush={} > NP_flush_stable={stable}: Pio {old} -> {new}",
+                    r.flushing_time_us, r.np_flush
+                )
+            });
+        } else {
+            ctx.decide("overload_by_others_keeps_io_capacity", || {
+                format!(
+                    "T_flushing={} us, NP_flush={} <= NP_flush_stable={}",
+                    r.flushing_time_us, r.np_flush, self.np_flush_stable
+                )
+            });
+        }
+    }
+
+    /// The right branch of Figure 1, Pscan half.
+    fn tune_scan_depth(&mut self, ctx: &mut PolicyCtx<'_>, r: &IterationReport) {
+        let np_dirty = r.np_dirty();
+        let np_clean = r.np_clean();
+        let lru = u64::from(r.lru_len);
+        let free = r.free_len;
+        let pscan = self.lru_scan_depth;
+        if np_dirty > 0 && u64::from(pscan) + np_dirty <= lru {
+            self.lru_scan_depth = pscan + np_dirty as u32;
+            let new = self.lru_scan_depth;
+            ctx.decide("sync_replacement_raises_scan_depth", || {
+                format!("NP_dirty={np_dirty}: Pscan {pscan} -> {new} (|LRU|={lru})")
+            });
+        } else if free > 0 && np_clean == 0 && pscan >= free + self.config.min_lru_scan_depth {
+            self.lru_scan_depth = pscan - free;
+            let new = self.lru_scan_depth;
+            ctx.decide("surplus_free_pages_lower_scan_depth", || {
+                format!("|free|={free}, NP_clean=0: Pscan {pscan} -> {new}")
+            });
+        } else if r.np_lru > 0 {
+            self.np_lru_stable = r.np_lru;
+            ctx.decide("lru_stable_state", || {
+                format!("Pscan={pscan} kept: NP_LRU_stable <- {}", r.np_lru)
+            });
+        }
+    }
+
+    /// The right branch of Figure 1, Pio half.
+    fn tune_io_capacity(&mut self, ctx: &mut PolicyCtx<'_>, r: &IterationReport) {
+        let np_sync_rec = r.np_sync_rec();
+        let req = self.np_req_flush;
+        let pio = self.io_capacity;
+        if np_sync_rec > 0 && pio < req {
+            self.io_capacity = pio.saturating_add(np_sync_rec.min(u64::from(u32::MAX)) as u32);
+            let new = self.io_capacity;
+            ctx.decide("sync_recoverability_raises_io_capacity", || {
+                format!("NP_sync_rec={np_sync_rec}, Pio={pio} < NP_req_flush={req}: Pio -> {new}")
+            });
+        } else if pio > req && req >= self.config.min_io_capacity {
+            self.io_capacity = req;
+            ctx.decide("surplus_io_capacity_lowers_to_requested", || {
+                format!("Pio {pio} > NP_req_flush={req}: Pio -> {req}")
+            });
+        } else if r.np_flush > 0 {
+            self.np_flush_stable = r.np_flush;
+            ctx.decide("flush_stable_state", || {
+                format!("Pio={pio} kept: NP_flush_stable <- {}", r.np_flush)
+            });
+        }
+    }
+}
+
+impl FlushPolicy for SelfTuning {
+    fn name(&self) -> &'static str {
+        "self-tuning"
+    }
+
+    fn plan(&mut self, _ctx: &mut PolicyCtx<'_>) -> Plan {
+        Plan::Flush(IterationPlan::innodb(self.lru_scan_depth))
+    }
+
+    fn plan_flush_list(&mut self, ctx: &mut PolicyCtx<'_>) -> FlushListPlan {
+        let io_max = self.io_capacity_max();
+        match self.adaptive.recommend(ctx.pool, self.io_capacity, io_max) {
+            None => {
+                self.recommended = false;
+                self.np_req_flush = 0;
+                FlushListPlan::NONE
+            }
+            Some(rec) => {
+                self.recommended = true;
+                self.np_req_flush = rec.pages;
+                FlushListPlan {
+                    pages: rec.pages,
+                    lsn_limit: rec.lsn_limit,
+                }
+            }
+        }
+    }
+
+    fn end_iteration(&mut self, ctx: &mut PolicyCtx<'_>, r: &IterationReport) -> Sleep {
+        if self.recommended {
+            self.adaptive.record_flushed(r.np_flush);
+        }
+        if r.flushing_time_us > self.config.period_us {
+            self.on_overload(ctx, r);
+            return Sleep::none();
+        }
+        self.tune_scan_depth(ctx, r);
+        self.tune_io_capacity(ctx, r);
+        Sleep::for_us(self.config.period_us.saturating_sub(r.flushing_time_us))
+    }
+
+    fn parameters(&self) -> Vec<(&'static str, f64)> {
+        vec![
+            ("p_scan", f64::from(self.lru_scan_depth)),
+            ("p_io", f64::from(self.io_capacity)),
+            ("io_capacity_max", f64::from(self.io_capacity_max())),
+            ("np_lru_stable", f64::from(self.np_lru_stable)),
+            ("np_flush_stable", f64::from(self.np_flush_stable)),
+            ("np_req_flush", f64::from(self.np_req_flush)),
+        ]
+    }
+}
