@@ -176,3 +176,75 @@ impl DeviceModel for ConstantModel {
         self.in_flight.check_invariants();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::device::testing::{closed_loop, random_request, SplitMix64};
+
+    const PAGE_BYTES: u64 = 16 * 1024;
+
+    fn db2() -> ConstantModel {
+        ConstantModel::new(ConstantConfig::db2_table3()).expect("preset is valid")
+    }
+
+    fn request(kind: IoKind, page_no: u64) -> IoRequest {
+        IoRequest {
+            kind,
+            offset_bytes: page_no * PAGE_BYTES,
+            len_bytes: PAGE_BYTES as u32,
+        }
+    }
+
+    #[test]
+    fn table3_units_convert_to_nine_milliseconds() {
+        // 40 million units ~ 1 minute (paper 002, §5).
+        assert_eq!(db2_sim_units_to_us(40_000_000), 60_000_000);
+        assert_eq!(db2_sim_units_to_us(6000), 9000);
+        let config = ConstantConfig::db2_table3();
+        assert_eq!((config.read_time_us, config.write_time_us), (9000, 9000));
+    }
+
+    #[test]
+    fn constant_model_is_fifo_per_disk() {
+        let mut disks = db2();
+        let disk_count = u64::from(disks.config().disk_count);
+        // Three requests to disk 0 queue behind each other; one to disk 1
+        // runs beside them.
+        let first = disks.submit(request(IoKind::Read, 0), 100);
+        let second = disks.submit(request(IoKind::Write, disk_count), 100);
+        let other_disk = disks.submit(request(IoKind::Read, 1), 150);
+        let third = disks.submit(request(IoKind::Read, 2 * disk_count), 200);
+        assert_eq!(first, 9100);
+        assert_eq!(second, 18_100);
+        assert_eq!(other_disk, 9150);
+        assert_eq!(third, 27_100);
+        assert_eq!(disks.outstanding(200), 4);
+        assert_eq!(disks.outstanding(18_100), 1);
+        disks.check_invariants();
+        // Once disk 0 is idle, a request is served at once.
+        assert_eq!(disks.submit(request(IoKind::Read, 0), 30_000), 39_000);
+        assert_eq!(disks.outstanding(30_000), 1, "earlier completions pruned");
+    }
+
+    #[test]
+    fn constant_disks_scale_throughput_with_disk_count() {
+        let mut rng = SplitMix64(9);
+        let mut disks = db2();
+        let result = closed_loop(&mut disks, 64, 20_000, || {
+            random_request(&mut rng, IoKind::Read, PAGE_BYTES as u32, 1 << 36)
+        });
+        println!("db2-table3 random reads QD64: {:.0} IOPS", result.iops);
+        // Nine disks at 9 ms each: at most 1000 IOPS.
+        assert!((900.0..=1000.0).contains(&result.iops), "{result:?}");
+        let mut one_disk = ConstantModel::new(ConstantConfig {
+            disk_count: 1,
+            ..ConstantConfig::db2_table3()
+        })
+        .expect("valid");
+        let single = closed_loop(&mut one_disk, 64, 2000, || {
+            random_request(&mut rng, IoKind::Read, PAGE_BYTES as u32, 1 << 36)
+        });
+        assert!((single.iops - 1e6 / 9000.0).abs() < 1.0, "{single:?}");
+    }
+}

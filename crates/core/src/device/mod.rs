@@ -357,3 +357,248 @@ impl fmt::Display for DeviceSpec {
         f.write_str(&self.describe())
     }
 }
+
+/// Helpers shared by the models' tests: a seeded generator and closed-loop
+/// drivers that measure IOPS in virtual time.
+#[cfg(test)]
+pub(crate) mod testing {
+    use super::{DeviceModel, IoKind, IoRequest};
+    use crate::types::{TimeUs, SECOND_US};
+    use std::cmp::Reverse;
+    use std::collections::BinaryHeap;
+
+    /// SplitMix64: a tiny deterministic generator for test request streams.
+    pub(crate) struct SplitMix64(pub u64);
+
+    impl SplitMix64 {
+        pub(crate) fn next_u64(&mut self) -> u64 {
+            self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = self.0;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            z ^ (z >> 31)
+        }
+
+        pub(crate) fn below(&mut self, bound: u64) -> u64 {
+            self.next_u64() % bound
+        }
+    }
+
+    /// A `len_bytes` request at a random `len_bytes`-aligned offset below
+    /// `span_bytes`.
+    pub(crate) fn random_request(
+        rng: &mut SplitMix64,
+        kind: IoKind,
+        len_bytes: u32,
+        span_bytes: u64,
+    ) -> IoRequest {
+        let slots = span_bytes / u64::from(len_bytes);
+        IoRequest {
+            kind,
+            offset_bytes: rng.below(slots) * u64::from(len_bytes),
+            len_bytes,
+        }
+    }
+
+    /// Result of a closed-loop run.
+    #[derive(Debug)]
+    pub(crate) struct LoopResult {
+        pub(crate) iops: f64,
+        pub(crate) mean_latency_us: f64,
+    }
+
+    /// Keeps `queue_depth` requests outstanding (a new one arrives the
+    /// moment one completes) for `requests` requests; IOPS from virtual time.
+    pub(crate) fn closed_loop(
+        model: &mut dyn DeviceModel,
+        queue_depth: usize,
+        requests: usize,
+        mut next_request: impl FnMut() -> IoRequest,
+    ) -> LoopResult {
+        let mut completions: BinaryHeap<Reverse<TimeUs>> = BinaryHeap::new();
+        let mut latency_sum_us = 0u64;
+        let mut last_completion_us = 0;
+        for i in 0..requests {
+            let arrival_us = if i < queue_depth {
+                0
+            } else {
+                match completions.pop() {
+                    Some(Reverse(t)) => t,
+                    None => 0,
+                }
+            };
+            let completion_us = model.submit(next_request(), arrival_us);
+            assert!(completion_us >= arrival_us);
+            latency_sum_us += completion_us - arrival_us;
+            last_completion_us = last_completion_us.max(completion_us);
+            completions.push(Reverse(completion_us));
+        }
+        model.check_invariants();
+        LoopResult {
+            iops: requests as f64 * SECOND_US as f64 / last_completion_us as f64,
+            mean_latency_us: latency_sum_us as f64 / requests as f64,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::testing::SplitMix64;
+    use super::*;
+    use proptest::prelude::*;
+
+    fn run_stream(spec: &DeviceSpec, requests: &[(IoRequest, TimeUs)]) -> Vec<TimeUs> {
+        let mut model = spec.build();
+        requests
+            .iter()
+            .map(|(request, arrival_us)| model.submit(*request, *arrival_us))
+            .collect()
+    }
+
+    fn mixed_stream(seed: u64, count: usize) -> Vec<(IoRequest, TimeUs)> {
+        let mut rng = SplitMix64(seed);
+        let mut now_us = 0;
+        (0..count)
+            .map(|_| {
+                now_us += rng.below(200);
+                let kind = if rng.below(3) == 0 {
+                    IoKind::Write
+                } else {
+                    IoKind::Read
+                };
+                let request = IoRequest {
+                    kind,
+                    offset_bytes: rng.below(1 << 36),
+                    len_bytes: 1 + rng.below(64 * 1024) as u32,
+                };
+                (request, now_us)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn models_are_deterministic() {
+        for name in preset_names() {
+            let spec = DeviceSpec::parse(name).expect("preset parses");
+            let stream = mixed_stream(42, 2000);
+            let first = run_stream(&spec, &stream);
+            let second = run_stream(&spec, &stream);
+            assert_eq!(first, second, "{name} gave two answers");
+        }
+    }
+
+    #[test]
+    fn unknown_device_name_lists_presets() {
+        let err = DeviceSpec::parse("floppy").expect_err("floppy is not a device");
+        let message = err.to_string();
+        assert!(message.contains("floppy"), "{message}");
+        for name in preset_names()
+            .iter()
+            .chain(["ssd", "hdd", "constant"].iter())
+        {
+            assert!(message.contains(name), "{message} lacks {name}");
+        }
+    }
+
+    #[test]
+    fn kind_names_and_presets_parse_and_round_trip_through_describe() {
+        assert_eq!(
+            DeviceSpec::parse("ssd").unwrap().describe(),
+            "ssd(samsung-850-pro)"
+        );
+        assert_eq!(
+            DeviceSpec::parse(" HDD ").unwrap().describe(),
+            "hdd(wd-1tb-7200)"
+        );
+        assert_eq!(
+            DeviceSpec::parse("constant").unwrap().describe(),
+            "constant(db2-table3)"
+        );
+        for name in preset_names() {
+            let spec: DeviceSpec = name.parse().expect("preset parses");
+            let again = DeviceSpec::parse(&spec.describe()).expect("describe() parses");
+            assert_eq!(again.describe(), spec.describe());
+            assert_eq!(spec.build().describe(), spec.describe());
+        }
+        assert!(DeviceSpec::parse("hdd(samsung-850-pro)").is_err());
+        assert!(DeviceSpec::parse("ssd(nvme-generic").is_err());
+    }
+
+    #[test]
+    fn invalid_config_error_names_the_field() {
+        let mut config = SsdConfig::samsung_850_pro();
+        config.channel_count = 0;
+        let message = DeviceSpec::ssd(config).unwrap_err().to_string();
+        assert!(message.contains("channel_count"), "{message}");
+
+        let mut config = HddConfig::wd_1tb_7200();
+        config.average_seek_ms = f64::NAN;
+        let message = DeviceSpec::hdd(config).unwrap_err().to_string();
+        assert!(message.contains("average_seek_ms"), "{message}");
+
+        let mut config = ConstantConfig::db2_table3();
+        config.page_size_bytes = 0;
+        let message = DeviceSpec::constant(config).unwrap_err().to_string();
+        assert!(message.contains("page_size_bytes"), "{message}");
+    }
+
+    #[test]
+    fn outstanding_counts_requests_not_yet_complete() {
+        for name in preset_names() {
+            let mut model = DeviceSpec::parse(name).unwrap().build();
+            let request = IoRequest {
+                kind: IoKind::Read,
+                offset_bytes: 0,
+                len_bytes: 16 * 1024,
+            };
+            let first_us = model.submit(request, 0);
+            let second_us = model.submit(request, 0);
+            assert!(second_us >= first_us, "{name}");
+            assert_eq!(model.outstanding(0), 2, "{name}");
+            assert_eq!(
+                model.outstanding(first_us),
+                usize::from(second_us > first_us),
+                "{name}"
+            );
+            assert_eq!(model.outstanding(second_us), 0, "{name}");
+            model.check_invariants();
+        }
+    }
+
+    fn arb_stream() -> impl Strategy<Value = Vec<(bool, u64, u32, u64)>> {
+        prop::collection::vec(
+            (
+                any::<bool>(),
+                0u64..(1 << 41),
+                0u32..(256 * 1024),
+                0u64..20_000,
+            ),
+            1..200,
+        )
+    }
+
+    proptest! {
+        #[test]
+        fn completion_never_precedes_arrival(
+            preset in prop::sample::select(preset_names()),
+            stream in arb_stream(),
+            out_of_order in 0u64..50,
+        ) {
+            let mut model = DeviceSpec::parse(preset).unwrap().build();
+            let mut now_us: TimeUs = 0;
+            let mut latest_arrival_us: TimeUs = 0;
+            for (is_write, offset_bytes, len_bytes, gap_us) in stream {
+                now_us += gap_us;
+                // A shell racing its clock may hand in a slightly earlier time.
+                let arrival_us = now_us.saturating_sub(out_of_order * (gap_us % 2));
+                latest_arrival_us = latest_arrival_us.max(arrival_us);
+                let kind = if is_write { IoKind::Write } else { IoKind::Read };
+                let request = IoRequest { kind, offset_bytes, len_bytes };
+                let completion_us = model.submit(request, arrival_us);
+                prop_assert!(completion_us >= latest_arrival_us);
+                prop_assert!(model.outstanding(latest_arrival_us) >= usize::from(completion_us > latest_arrival_us));
+                model.check_invariants();
+            }
+        }
+    }
+}
