@@ -273,7 +273,7 @@ impl HddModel {
             return 0;
         }
         let m = &self.mechanics;
-        let beyond_one = distance_cylinders.min(m.cylinder_count) as f64 - 1.0;
+        let beyond_one = distance_cylinders.min(m.cylinder_count - 1) as f64 - 1.0;
         let curve_ns =
             m.seek_sqrt_coeff_ns * beyond_one.sqrt() + m.seek_linear_coeff_ns * beyond_one;
         m.single_cylinder_seek_ns + curve_ns.round() as u64

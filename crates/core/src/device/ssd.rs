@@ -53,7 +53,7 @@
 //! | `page_size_bytes`              | `Page_Capacity`                     | `secsz * secs_per_pg` |
 //! | `page_read_latency_us`         | `Page_Read_Latency_LSB` (ns)        | `pg_rd_lat` (ns)      |
 //! | `page_program_latency_us`      | `Page_Program_Latency_LSB` (ns)     | `pg_wr_lat` (ns)      |
-//! | `channel_transfer_latency_us`  | derived from `Channel_Transfer_Rate`| `ch_xfer_lat` (ns)    |
+//! | `channel_transfer_latency_us`  | `Page_Capacity` / (`Channel_Transfer_Rate` MT/s x `Flash_Channel_Width` B) | `ch_xfer_lat` (ns) |
 //! | `host_queue_depth`             | `IO_Queue_Depth`                    | (NVMe queue size)     |
 //! | `host_bandwidth_mb_per_s`      | PCIe lane bandwidth x lanes         | (none)                |
 //! | `host_command_overhead_us`     | (none)                              | (none)                |
