@@ -18,17 +18,17 @@ use std::fmt;
 use std::ops::{Deref, DerefMut};
 use std::ptr::NonNull;
 
-/// Alignment (and length granularity) of direct I/O, in bytes.
+/// Alignment (and length granularity) of direct I/O, in bytes; a power of two.
 pub const ALIGNMENT: usize = 4096;
 
 /// True if `n` is a multiple of [`ALIGNMENT`].
 pub const fn is_aligned(n: u64) -> bool {
-    n % ALIGNMENT as u64 == 0
+    n & (ALIGNMENT as u64 - 1) == 0
 }
 
 /// True if the slice starts at an [`ALIGNMENT`]-aligned address.
 pub fn is_addr_aligned(bytes: &[u8]) -> bool {
-    (bytes.as_ptr() as usize) % ALIGNMENT == 0
+    (bytes.as_ptr() as usize) & (ALIGNMENT - 1) == 0
 }
 
 /// A heap buffer of `len` zeroed bytes starting at a 4096-aligned address.

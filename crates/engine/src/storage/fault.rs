@@ -136,10 +136,7 @@ impl<B: StorageBackend> FaultInjector<B> {
             path: self.path.clone(),
             op,
             offset,
-            source: io::Error::new(
-                io::ErrorKind::Other,
-                format!("injected i/o error (eio) on {op} #{n}"),
-            ),
+            source: io::Error::other(format!("injected i/o error (eio) on {op} #{n}")),
         }
     }
 
