@@ -183,10 +183,12 @@ impl Doublewrite {
         let _batch = self.staging.lock();
         let mut report = DoublewriteReport::default();
         let mut newest: BTreeMap<PageId, (Lsn, AlignedBuf)> = BTreeMap::new();
+        // Every slot the file holds, even beyond `self.slots`: a restart with
+        // fewer slots must still see copies written before the crash.
         let slots_in_file =
-            (self.backend.len()? / self.page_size.bytes_u64()).min(u64::from(self.slots));
+            u32::try_from(self.backend.len()? / self.page_size.bytes_u64()).unwrap_or(u32::MAX);
         let mut buf = AlignedBuf::zeroed(self.page_size.bytes());
-        for slot in 0..slots_in_file as u32 {
+        for slot in 0..slots_in_file {
             self.backend
                 .read(self.page_size.offset_of(slot), &mut buf)?;
             report.slots_read += 1;

@@ -148,3 +148,25 @@ fn sync_parent_dir(path: &Path) -> io::Result<()> {
     };
     File::open(parent)?.sync_all()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn enospc_from_the_os_reads_no_space_left_on_device() {
+        let e = io_error(
+            Path::new("/data/t1.ibd"),
+            "write",
+            16384,
+            16384,
+            io::Error::from_raw_os_error(libc::ENOSPC),
+        );
+        assert!(e.is_disk_full());
+        let msg = e.to_string();
+        assert!(
+            msg.contains("/data/t1.ibd: no space left on device"),
+            "{msg}"
+        );
+    }
+}
