@@ -2,4 +2,5 @@
 //!
 //! All file I/O goes through the narrow [`storage::StorageBackend`] trait.
 
+pub mod redo;
 pub mod storage;
