@@ -74,7 +74,8 @@ const CHECKPOINT_MAGIC: u64 = u64::from_le_bytes(*b"FWCKPT01");
 const FORMAT_VERSION: u32 = 1;
 const CRC_AT: usize = BLOCK_SIZE - BLOCK_TRL_SIZE;
 
-const _: () = assert!(BLOCK_PAYLOAD > 0 && LOG_START_LSN % BLOCK_SIZE as u64 == 0);
+const _: () = assert!(BLOCK_SIZE.is_power_of_two() && BLOCK_PAYLOAD > 0);
+const _: () = assert!(LOG_START_LSN & (BLOCK_SIZE as u64 - 1) == 0);
 
 /// Converts a count of record bytes (sn) to the LSN of that position.
 pub const fn sn_to_lsn(sn: u64) -> Lsn {
@@ -128,7 +129,7 @@ pub const fn file_len(capacity_bytes: u64) -> u64 {
 /// Whether `capacity_bytes` is a valid data-area size.
 pub fn capacity_is_valid(capacity_bytes: u64) -> bool {
     (CAPACITY_BYTES_MIN..=CAPACITY_BYTES_MAX).contains(&capacity_bytes)
-        && capacity_bytes % BLOCK_SIZE as u64 == 0
+        && capacity_bytes & (BLOCK_SIZE as u64 - 1) == 0
 }
 
 fn seal(block: &mut [u8]) {
