@@ -243,16 +243,6 @@ impl TpccModel {
             order_line_last_slot: tree(Table::OrderLine)
                 .leaf_slot(INITIAL_ORDERS_PER_DISTRICT * ORDER_LINE_SLOTS_PER_ORDER - 1),
         };
-        for t in &trees {
-            // Leave growth room: a run would have to add ~4 billion pages.
-            if t.page_limit(t.leaf_slot(t.initial_rows)) > u64::from(u32::MAX) / 4 {
-                return invalid(format!(
-                    "{} does not fit 32-bit page numbers at {} warehouses",
-                    t.table.name(),
-                    config.warehouses
-                ));
-            }
-        }
         let history = {
             let h = tree(Table::History);
             let (base, nodes) = h.static_levels().unwrap_or_default();
@@ -274,7 +264,7 @@ impl TpccModel {
         };
         let mut constants_rng = SplitMix64::new(rng::mix64(config.seed ^ 0xC0C0_C0C0));
         let constants = NurandConstants::choose(&mut constants_rng);
-        Ok(Self {
+        let model = Self {
             config,
             constants,
             trees,
@@ -282,7 +272,19 @@ impl TpccModel {
             history,
             last_name_rank: last_name_ranks(),
             stats: TpccModelStats::default(),
-        })
+        };
+        // Leave room for growth: page numbers are 32-bit.
+        for table in Table::ALL {
+            let limit = model.space_page_limit(table.space()).unwrap_or(0);
+            if limit > u64::from(u32::MAX) / 4 {
+                return invalid(format!(
+                    "{} needs page numbers up to {limit} at {} warehouses",
+                    table.name(),
+                    model.config.warehouses
+                ));
+            }
+        }
+        Ok(model)
     }
 
     pub fn config(&self) -> &TpccModelConfig {

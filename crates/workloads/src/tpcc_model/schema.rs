@@ -395,8 +395,8 @@ impl Tree {
                 }
             }
             Shape::PerDistrict { .. } => {
-                for depth in 1..self.height {
-                    nos[depth] = self.district_page(self.height - 1 - depth, district, leaf_slot);
+                for (depth, no) in nos.iter_mut().enumerate().take(self.height).skip(1) {
+                    *no = self.district_page(self.height - 1 - depth, district, leaf_slot);
                 }
             }
         }

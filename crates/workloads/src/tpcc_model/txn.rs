@@ -28,6 +28,8 @@
 //! amount of redo (the compensation), in reverse order. Page splits are not
 //! undone, as in InnoDB. The district's order counter is not advanced.
 
+use std::ops::RangeInclusive;
+
 use flushwise_core::PageId;
 use flushwise_trace::{LatchMode, TraceRecord, TxnType};
 
@@ -317,11 +319,11 @@ impl TpccModel {
         e: &mut Emitter<'_>,
         table: Table,
         district: u64,
-        lo: u64,
-        hi: u64,
+        keys: RangeInclusive<u64>,
         latch: LatchMode,
         redo_per_row: u32,
     ) {
+        let (lo, hi) = keys.into_inner();
         let tree = self.tree(table);
         let mut slot = tree.leaf_slot(lo);
         let mut leaf = e.descend(&tree.path(district, lo), latch);
@@ -360,8 +362,7 @@ impl TpccModel {
             e,
             Table::CustomerByLastName,
             0,
-            base,
-            base + CUSTOMERS_PER_LAST_NAME - 1,
+            base..=base + CUSTOMERS_PER_LAST_NAME - 1,
             LatchMode::Shared,
             0,
         );
@@ -554,8 +555,7 @@ impl TpccModel {
             e,
             Table::OrderLine,
             g,
-            lo,
-            lo + lines - 1,
+            lo..=lo + lines - 1,
             LatchMode::Shared,
             0,
         );
@@ -600,8 +600,7 @@ impl TpccModel {
                 e,
                 Table::OrderLine,
                 g,
-                lo,
-                lo + attrs.line_count - 1,
+                lo..=lo + attrs.line_count - 1,
                 LatchMode::Exclusive,
                 update_redo(1, 8),
             );
@@ -629,7 +628,7 @@ impl TpccModel {
         let last = next - 1;
         let lo = (first - 1) * ORDER_LINE_SLOTS_PER_ORDER;
         let hi = (last - 1) * ORDER_LINE_SLOTS_PER_ORDER + self.order_attrs(g, last).line_count - 1;
-        self.scan(e, Table::OrderLine, g, lo, hi, LatchMode::Shared, 0);
+        self.scan(e, Table::OrderLine, g, lo..=hi, LatchMode::Shared, 0);
         // One STOCK probe per order line (the join of 2.8.2.2).
         for o_id in first..=last {
             let mut attrs = self.order_attrs(g, o_id);
