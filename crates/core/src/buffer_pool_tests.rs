@@ -368,9 +368,8 @@ fn run_ops(ops: Vec<Op>) {
         match op {
             Op::Fix { page: n, modify } => {
                 let pg = page(n);
-                let mut attempt = 0;
-                loop {
-                    match p.fix(pg, FixIntent::Read, attempt, now) {
+                {
+                    match p.fix(pg, FixIntent::Read, 0, now) {
                         FixOutcome::Hit(f) => {
                             assert!(m.resident.contains(&pg), "hit on a page the model lacks");
                             if modify {
@@ -386,7 +385,6 @@ fn run_ops(ops: Vec<Op>) {
                                 lsn += 100;
                             }
                             p.unfix(f);
-                            break;
                         }
                         FixOutcome::Miss(f) => {
                             assert!(!m.resident.contains(&pg), "miss on a resident page");
@@ -401,16 +399,13 @@ fn run_ops(ops: Vec<Op>) {
                             m.resident.insert(pg);
                             p.complete_read(f);
                             p.unfix(f);
-                            break;
                         }
                         FixOutcome::WaitRead(_) => unreachable!("reads complete at once here"),
                         FixOutcome::SyncReplacementWrite(order) => {
                             assert!(m.dirty.contains_key(&order.page), "replacement victim must be dirty");
                             m.pending.push((order.frame, order.page, order.kind, None));
-                            attempt += 1;
-                            break;
                         }
-                        FixOutcome::NoFrame => break,
+                        FixOutcome::NoFrame => {}
                     }
                 }
             }

@@ -56,11 +56,9 @@ fn parse_args() -> Result<Args, String> {
             "--seconds" => args.seconds = value()?.parse().map_err(|e| bad(&e))?,
             "--io" => args.io = value()?.parse().map_err(|e| bad(&e))?,
             "-h" | "--help" => {
-                return Err(
-                    "usage: raw_iops [--file PATH] [--size-mib N] [--page-size BYTES] \
+                return Err("usage: raw_iops [--file PATH] [--size-mib N] [--page-size BYTES] \
                             [--threads N] [--seconds S] [--io direct|buffered]"
-                        .into(),
-                )
+                    .into())
             }
             other => return Err(format!("unknown flag {other:?} (try --help)")),
         }
@@ -110,8 +108,7 @@ fn prepare(file: &dyn StorageBackend, bytes: u64) -> Result<(), String> {
 }
 
 fn run(args: &Args) -> Result<(), String> {
-    let file: Arc<dyn StorageBackend> =
-        open_file(&args.file, args.io, true).map_err(|e| e.to_string())?;
+    let file: Arc<dyn StorageBackend> = open_file(&args.file, args.io, true).map_err(|e| e.to_string())?;
     let bytes = args.size_mib << 20;
     prepare(file.as_ref(), bytes)?;
     let pages = bytes / args.page_size.bytes_u64();
@@ -123,8 +120,7 @@ fn run(args: &Args) -> Result<(), String> {
             .map(|t| {
                 let file = file.clone();
                 s.spawn(move || {
-                    let mut rng =
-                        Rng(0xD1B5_4A32_D192_ED03 ^ (t as u64 + 1).wrapping_mul(0x9E37_79B9));
+                    let mut rng = Rng(0xD1B5_4A32_D192_ED03 ^ (t as u64 + 1).wrapping_mul(0x9E37_79B9));
                     let mut buf = AlignedBuf::zeroed(args.page_size.bytes());
                     let mut latencies_us = Vec::new();
                     let deadline = started + duration;
@@ -145,10 +141,7 @@ fn run(args: &Args) -> Result<(), String> {
             .collect();
         handles
             .into_iter()
-            .map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| Err("reader thread panicked".into()))
-            })
+            .map(|h| h.join().unwrap_or_else(|_| Err("reader thread panicked".into())))
             .collect()
     });
     let elapsed = started.elapsed().as_secs_f64();

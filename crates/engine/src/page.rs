@@ -136,10 +136,7 @@ impl fmt::Display for CorruptReason {
                 "header lsn low bits {lsn_low:#010x} differ from trailer {trailer:#010x}"
             ),
             CorruptReason::BadMagic { found } => {
-                write!(
-                    f,
-                    "bad magic {found:#010x}, expected {MAGIC:#010x} (\"FWPG\")"
-                )
+                write!(f, "bad magic {found:#010x}, expected {MAGIC:#010x} (\"FWPG\")")
             }
             CorruptReason::UnsupportedVersion { found } => write!(
                 f,
@@ -364,18 +361,8 @@ pub fn verify(buf: &[u8], expected: PageId, file: &Path) -> Result<PageHeader, P
                 trailer,
             }))
         }
-        (false, true) => {
-            return Err(corrupt(CorruptReason::ChecksumMismatch {
-                stored,
-                computed,
-            }))
-        }
-        (true, false) => {
-            return Err(corrupt(CorruptReason::LsnTrailerMismatch {
-                lsn_low,
-                trailer,
-            }))
-        }
+        (false, true) => return Err(corrupt(CorruptReason::ChecksumMismatch { stored, computed })),
+        (true, false) => return Err(corrupt(CorruptReason::LsnTrailerMismatch { lsn_low, trailer })),
     }
     let magic = get_u32(buf, OFF_MAGIC);
     if magic != MAGIC {
@@ -383,9 +370,7 @@ pub fn verify(buf: &[u8], expected: PageId, file: &Path) -> Result<PageHeader, P
     }
     let version = buf[OFF_VERSION];
     if version != FORMAT_VERSION {
-        return Err(corrupt(CorruptReason::UnsupportedVersion {
-            found: version,
-        }));
+        return Err(corrupt(CorruptReason::UnsupportedVersion { found: version }));
     }
     let shift = buf[OFF_SIZE_SHIFT];
     if shift != size.shift() {
@@ -434,10 +419,7 @@ mod tests {
         }
         for bad in [0, 512, 2048, 12288, 16383, 131072] {
             let e = PageSize::new(bad).unwrap_err().to_string();
-            assert!(
-                e.contains(&bad.to_string()) && e.contains("power of two"),
-                "{e}"
-            );
+            assert!(e.contains(&bad.to_string()) && e.contains("power of two"), "{e}");
         }
         assert_eq!(PageSize::default().bytes(), 16384);
         assert_eq!(PageSize::DEFAULT.shift(), 14);
@@ -457,10 +439,7 @@ mod tests {
     fn all_zero_page_is_never_written_not_corrupt() {
         let buf = vec![0u8; 4096];
         let e = verify(&buf, PageId::new(0, 5), Path::new(FILE)).unwrap_err();
-        assert!(
-            matches!(e, PageError::NeverWritten { page_no: 5, .. }),
-            "{e}"
-        );
+        assert!(matches!(e, PageError::NeverWritten { page_no: 5, .. }), "{e}");
     }
 
     #[test]

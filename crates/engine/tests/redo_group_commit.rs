@@ -18,12 +18,7 @@ fn cfg(flush_interval: Option<Duration>) -> RedoConfig {
 fn create(
     cap: u64,
     flush_interval: Option<Duration>,
-) -> (
-    tempfile::TempDir,
-    PathBuf,
-    Arc<CountingBackend>,
-    Arc<RedoLog>,
-) {
+) -> (tempfile::TempDir, PathBuf, Arc<CountingBackend>, Arc<RedoLog>) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("redo.log");
     let backend = CountingBackend::open_file(&path).unwrap();
@@ -138,8 +133,7 @@ fn flush_mode_2_fsyncs_in_background() {
     let (_dir, _path, backend, log) = create(1 << 20, Some(interval));
     let syncs_before = backend.syncs();
     let lsn = log.append(&txn(1)).unwrap();
-    log.commit_durability(lsn, FlushMode::WriteAtCommit)
-        .unwrap();
+    log.commit_durability(lsn, FlushMode::WriteAtCommit).unwrap();
     assert!(log.written_lsn() >= lsn, "mode 2 writes at commit");
     assert!(
         log.durable_lsn() < lsn,
@@ -152,17 +146,13 @@ fn flush_mode_2_fsyncs_in_background() {
     // Mode 0 does not even write at commit; the flusher writes and fsyncs.
     let lsn0 = log.append(&txn(2)).unwrap();
     log.commit_durability(lsn0, FlushMode::EverySecond).unwrap();
-    assert!(
-        log.written_lsn() < lsn0,
-        "mode 0 leaves the commit buffered"
-    );
+    assert!(log.written_lsn() < lsn0, "mode 0 leaves the commit buffered");
     eventually("the background write + fsync", || log.durable_lsn() >= lsn0);
 
     // A stopped flusher fsyncs nothing more.
     log.stop_background_flusher();
     let lsn2 = log.append(&txn(3)).unwrap();
-    log.commit_durability(lsn2, FlushMode::WriteAtCommit)
-        .unwrap();
+    log.commit_durability(lsn2, FlushMode::WriteAtCommit).unwrap();
     std::thread::sleep(interval * 2);
     assert!(log.durable_lsn() < lsn2);
 }
@@ -171,8 +161,7 @@ fn flush_mode_2_fsyncs_in_background() {
 fn mode_2_commits_survive_a_process_crash_but_mode_0_commits_may_not() {
     let (_dir, path, _backend, log) = create(1 << 20, None);
     let lsn2 = log.append(&txn(1)).unwrap();
-    log.commit_durability(lsn2, FlushMode::WriteAtCommit)
-        .unwrap();
+    log.commit_durability(lsn2, FlushMode::WriteAtCommit).unwrap();
     let lsn0 = log.append(&txn(2)).unwrap();
     log.commit_durability(lsn0, FlushMode::EverySecond).unwrap();
     // Process crash: the OS page cache survives, the log buffer does not.

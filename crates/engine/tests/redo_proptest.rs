@@ -39,8 +39,7 @@ fn cfg() -> RedoConfig {
 }
 
 fn open(path: &Path) -> (RedoLog, Vec<(Lsn, Record)>) {
-    let (log, scan) =
-        RedoLog::open(path, CountingBackend::open_file(path).unwrap(), cfg()).unwrap();
+    let (log, scan) = RedoLog::open(path, CountingBackend::open_file(path).unwrap(), cfg()).unwrap();
     (log, scan.records)
 }
 
@@ -54,13 +53,7 @@ fn run(capacity_blocks: u64, ops: Vec<Op>) -> Result<(), TestCaseError> {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("redo.log");
     let cap = capacity_blocks * 512;
-    let mut log = RedoLog::create(
-        &path,
-        CountingBackend::open_file(&path).unwrap(),
-        cap,
-        cfg(),
-    )
-    .unwrap();
+    let mut log = RedoLog::create(&path, CountingBackend::open_file(&path).unwrap(), cap, cfg()).unwrap();
     let mut groups: Vec<Group> = Vec::new();
     let mut next_txn = 1u64;
     for op in ops {
@@ -70,12 +63,7 @@ fn run(capacity_blocks: u64, ops: Vec<Op>) -> Result<(), TestCaseError> {
                     .iter()
                     .enumerate()
                     .map(|(i, &n)| {
-                        Record::page_write(
-                            next_txn,
-                            PageId::new(0, i as u32),
-                            n as u32,
-                            &vec![next_txn as u8; n],
-                        )
+                        Record::page_write(next_txn, PageId::new(0, i as u32), n as u32, &vec![next_txn as u8; n])
                     })
                     .collect();
                 next_txn += 1;
@@ -106,14 +94,9 @@ fn run(capacity_blocks: u64, ops: Vec<Op>) -> Result<(), TestCaseError> {
             Op::Commit => log.wait_durable(log.current_lsn()).unwrap(),
             Op::Checkpoint(idx) => {
                 let ckpt = log.checkpoint_lsn();
-                let mut allowed: Vec<Lsn> = groups
-                    .iter()
-                    .map(|g| g.end)
-                    .filter(|e| *e >= ckpt)
-                    .collect();
+                let mut allowed: Vec<Lsn> = groups.iter().map(|g| g.end).filter(|e| *e >= ckpt).collect();
                 allowed.push(ckpt);
-                log.write_checkpoint(allowed[idx.index(allowed.len())])
-                    .unwrap();
+                log.write_checkpoint(allowed[idx.index(allowed.len())]).unwrap();
             }
             Op::Reopen { crash } => {
                 let checkpoint = log.checkpoint_lsn();

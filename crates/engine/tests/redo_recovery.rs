@@ -9,9 +9,7 @@ use std::sync::Arc;
 use flushwise_core::{Lsn, PageId};
 use flushwise_engine::redo::log_file::{lsn_offset, BLOCK_SIZE, CHECKPOINT_OFFSETS, DATA_OFFSET};
 use flushwise_engine::redo::test_support::CountingBackend;
-use flushwise_engine::redo::{
-    lsn_after, reader, Record, RecoveryScan, RedoConfig, RedoError, RedoLog,
-};
+use flushwise_engine::redo::{lsn_after, reader, Record, RecoveryScan, RedoConfig, RedoError, RedoLog};
 
 fn cfg() -> RedoConfig {
     RedoConfig {
@@ -70,11 +68,7 @@ fn append(log: &RedoLog, recs: Vec<Record>) -> Result<Vec<(Lsn, Record)>, RedoEr
 }
 
 fn corrupt_byte(path: &Path, offset: u64) {
-    let f = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open(path)
-        .unwrap();
+    let f = OpenOptions::new().read(true).write(true).open(path).unwrap();
     let mut b = [0u8; 1];
     f.read_exact_at(&mut b, offset).unwrap();
     f.write_all_at(&[b[0] ^ 0x5a], offset).unwrap();
@@ -179,10 +173,7 @@ fn torn_tail_block_ends_log_cleanly() {
     log.append(&big).unwrap();
     log.wait_written(log.current_lsn()).unwrap();
     let torn_block = block_start(log.current_lsn());
-    assert!(
-        torn_block > durable_end,
-        "the torn block holds only the last group"
-    );
+    assert!(torn_block > durable_end, "the torn block holds only the last group");
     let off = lsn_offset(torn_block, 64 << 10);
     let f = OpenOptions::new().write(true).open(&path).unwrap();
     f.write_all_at(&[0xAB; BLOCK_SIZE / 2], off + BLOCK_SIZE as u64 / 2)
@@ -290,20 +281,14 @@ fn checkpoint_blocks_alternate_and_newest_valid_wins() {
     log.close().unwrap();
 
     let scan = scan_only(&path).unwrap();
-    assert_eq!(
-        (scan.report.checkpoint_no, scan.report.checkpoint_lsn),
-        (3, b)
-    );
+    assert_eq!((scan.report.checkpoint_no, scan.report.checkpoint_lsn), (3, b));
     let after = |lsn: Lsn| -> Vec<_> { all.iter().filter(|(l, _)| *l >= lsn).cloned().collect() };
     assert_eq!(scan.records, after(b));
 
     // A torn newest checkpoint: the older one wins, recovery starts earlier.
     corrupt_byte(&path, CHECKPOINT_OFFSETS[1] + 20);
     let scan = scan_only(&path).unwrap();
-    assert_eq!(
-        (scan.report.checkpoint_no, scan.report.checkpoint_lsn),
-        (2, a)
-    );
+    assert_eq!((scan.report.checkpoint_no, scan.report.checkpoint_lsn), (2, a));
     assert_eq!(scan.records, after(a));
 
     // Both gone: an error naming the file.
@@ -335,11 +320,7 @@ fn blocks_left_by_a_crashed_incarnation_are_not_replayed() {
     log.wait_durable(log.current_lsn()).unwrap();
     let tail_block = block_start(log.current_lsn());
     let tail_offset = lsn_offset(tail_block, cap);
-    let f = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open(&path)
-        .unwrap();
+    let f = OpenOptions::new().read(true).write(true).open(&path).unwrap();
     let mut before = vec![0u8; BLOCK_SIZE];
     f.read_exact_at(&mut before, tail_offset).unwrap();
 
@@ -362,26 +343,14 @@ fn blocks_left_by_a_crashed_incarnation_are_not_replayed() {
     kept.extend(
         append(
             &log,
-            vec![Record::page_write(
-                3,
-                PageId::new(4, 0),
-                0,
-                &vec![3u8; fill],
-            )],
+            vec![Record::page_write(3, PageId::new(4, 0), 0, &vec![3u8; fill])],
         )
         .unwrap(),
     );
-    assert_eq!(
-        log.current_lsn().0 % BLOCK_SIZE as u64,
-        24,
-        "tail block exactly full"
-    );
+    assert_eq!(log.current_lsn().0 % BLOCK_SIZE as u64, 24, "tail block exactly full");
     log.wait_durable(log.current_lsn()).unwrap();
     drop(log);
 
     let scan = scan_only(&path).unwrap();
-    assert_eq!(
-        scan.records, kept,
-        "no record of the dead incarnation is replayed"
-    );
+    assert_eq!(scan.records, kept, "no record of the dead incarnation is replayed");
 }

@@ -7,8 +7,7 @@ use std::time::{Duration, Instant};
 use flushwise_core::device::{DeviceModel, IoKind, IoRequest};
 use flushwise_core::TimeUs;
 use flushwise_engine::storage::{
-    open_emulated, open_file, AlignedBuf, DirectFile, EmulatedDevice, IoMode, StorageBackend,
-    StorageError,
+    open_emulated, open_file, AlignedBuf, DirectFile, EmulatedDevice, IoMode, StorageBackend, StorageError,
 };
 use parking_lot::Mutex;
 
@@ -39,10 +38,7 @@ impl ConstantLatency {
 
 impl DeviceModel for ConstantLatency {
     fn submit(&mut self, request: IoRequest, arrival_us: TimeUs) -> TimeUs {
-        assert!(
-            arrival_us >= self.last_arrival_us,
-            "arrivals must not go backwards"
-        );
+        assert!(arrival_us >= self.last_arrival_us, "arrivals must not go backwards");
         self.last_arrival_us = arrival_us;
         self.seen.lock().push((request.kind, request.offset_bytes));
         let completion = arrival_us + self.service_us;
@@ -66,14 +62,7 @@ fn emulated_backend_delays_to_model_completion() {
     let dir = tempfile::tempdir().unwrap();
     let (model, seen) = ConstantLatency::boxed(2_000);
     let device = EmulatedDevice::new(model);
-    let file = open_emulated(
-        dir.path().join("t1.ibd"),
-        IoMode::Buffered,
-        true,
-        device.clone(),
-        0,
-    )
-    .unwrap();
+    let file = open_emulated(dir.path().join("t1.ibd"), IoMode::Buffered, true, device.clone(), 0).unwrap();
     file.set_len(8 * 4096).unwrap();
 
     let buf = AlignedBuf::zeroed(4096);
@@ -101,22 +90,8 @@ fn files_sharing_an_emulated_device_share_its_model_and_clock() {
     let dir = tempfile::tempdir().unwrap();
     let (model, seen) = ConstantLatency::boxed(500);
     let device = EmulatedDevice::new(model);
-    let data = open_emulated(
-        dir.path().join("data"),
-        IoMode::Buffered,
-        true,
-        device.clone(),
-        0,
-    )
-    .unwrap();
-    let redo = open_emulated(
-        dir.path().join("redo"),
-        IoMode::Buffered,
-        true,
-        device.clone(),
-        1 << 30,
-    )
-    .unwrap();
+    let data = open_emulated(dir.path().join("data"), IoMode::Buffered, true, device.clone(), 0).unwrap();
+    let redo = open_emulated(dir.path().join("redo"), IoMode::Buffered, true, device.clone(), 1 << 30).unwrap();
     std::thread::scope(|s| {
         for file in [&data, &redo, &data, &redo] {
             s.spawn(move || {
@@ -161,10 +136,7 @@ fn direct_io_unsupported_message_suggests_buffered() {
         source: std::io::Error::from_raw_os_error(libc::EINVAL),
     };
     let msg = e.to_string();
-    assert!(
-        msg.contains("choose the buffered backend (--io buffered)"),
-        "{msg}"
-    );
+    assert!(msg.contains("choose the buffered backend (--io buffered)"), "{msg}");
 }
 
 #[test]
@@ -186,10 +158,7 @@ fn direct_and_buffered_files_round_trip_and_report_short_reads() {
         file.read(4096, &mut back).unwrap();
         assert_eq!(back, data);
         let err = file.read(8192, &mut back).unwrap_err();
-        assert!(
-            matches!(err, StorageError::ShortRead { .. }),
-            "{mode}: {err}"
-        );
+        assert!(matches!(err, StorageError::ShortRead { .. }), "{mode}: {err}");
         file.close().unwrap();
         let err = file.read(0, &mut back).unwrap_err();
         assert!(matches!(err, StorageError::Closed { .. }), "{mode}: {err}");

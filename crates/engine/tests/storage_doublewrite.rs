@@ -7,9 +7,7 @@ use std::sync::Arc;
 
 use common::{faulty_file, page_image, tablespace_over, PAGE};
 use flushwise_core::PageId;
-use flushwise_engine::storage::{
-    open_file, BufferedFile, Doublewrite, FaultPlan, IoMode, StorageBackend, Tablespace,
-};
+use flushwise_engine::storage::{open_file, BufferedFile, Doublewrite, FaultPlan, IoMode, StorageBackend, Tablespace};
 
 const SLOTS: u32 = 8;
 
@@ -29,20 +27,14 @@ impl Db {
     fn open(&self) -> (Tablespace, Doublewrite) {
         let ts_path = self.dir.path().join("t1.ibd");
         let dw_path = self.dir.path().join("doublewrite.dblwr");
-        let ts = tablespace_over(
-            1,
-            &ts_path,
-            open_file(&ts_path, IoMode::Buffered, true).unwrap(),
-        );
+        let ts = tablespace_over(1, &ts_path, open_file(&ts_path, IoMode::Buffered, true).unwrap());
         let dw_backend = open_file(&dw_path, IoMode::Buffered, true).unwrap();
         let dw = Doublewrite::open(&dw_path, dw_backend, PAGE, SLOTS).unwrap();
         (ts, dw)
     }
 
     fn write_version(&self, ts: &Tablespace, dw: &Doublewrite, pages: u32, lsn: u64) {
-        let images: Vec<_> = (0..pages)
-            .map(|no| page_image(ts.page_id(no), lsn))
-            .collect();
+        let images: Vec<_> = (0..pages).map(|no| page_image(ts.page_id(no), lsn)).collect();
         let batch: Vec<_> = images
             .iter()
             .enumerate()
@@ -94,10 +86,7 @@ fn doublewrite_repairs_torn_page_at_recovery() {
     let report = dw.recover(&[&ts]).unwrap();
     assert_eq!(report.repaired, vec![PageId::new(1, 2)]);
     assert_eq!(report.pages_checked, 3, "pages 1, 2 and 3 have copies");
-    assert_eq!(
-        report.valid_copies, 4,
-        "slots 0,1 hold batch 2; slots 2,3 batch 1"
-    );
+    assert_eq!(report.valid_copies, 4, "slots 0,1 hold batch 2; slots 2,3 batch 1");
     assert_eq!(report.empty_slots, SLOTS - 4);
 
     let expect = [10, 20, 20, 10];
@@ -141,11 +130,8 @@ fn newest_copy_wins_when_stale_copies_linger_in_other_slots() {
     dw.write_batch(&[(&ts, 3, &p3)]).unwrap(); // slot 0 now holds page 3 at LSN 50
                                                // Tear page 3 in place as if LSN 50's write had been interrupted.
     let raw = BufferedFile::open(ts.path(), false).unwrap();
-    raw.write(
-        PAGE.offset_of(3) + 8192,
-        &page_image(ts.page_id(3), 10)[8192..],
-    )
-    .unwrap();
+    raw.write(PAGE.offset_of(3) + 8192, &page_image(ts.page_id(3), 10)[8192..])
+        .unwrap();
 
     let report = dw.recover(&[&ts]).unwrap();
     assert_eq!(report.repaired, vec![PageId::new(1, 3)]);
@@ -194,13 +180,7 @@ fn failed_write_or_fsync_at_any_point_of_a_batch_leaves_every_page_old_or_new() 
                     ts_file.inner().arm(plan);
                 }
                 let ts = tablespace_over(1, &ts_path, ts_file.clone());
-                let dw = Doublewrite::open(
-                    &dw_path,
-                    dw_file.clone() as Arc<dyn StorageBackend>,
-                    PAGE,
-                    SLOTS,
-                )
-                .unwrap();
+                let dw = Doublewrite::open(&dw_path, dw_file.clone() as Arc<dyn StorageBackend>, PAGE, SLOTS).unwrap();
                 let images: Vec<_> = (0..4).map(|no| page_image(ts.page_id(no), 20)).collect();
                 let batch: Vec<_> = images
                     .iter()
@@ -208,8 +188,7 @@ fn failed_write_or_fsync_at_any_point_of_a_batch_leaves_every_page_old_or_new() 
                     .map(|(no, img)| (&ts, no as u32, img))
                     .collect();
                 let failed = dw.write_batch(&batch).is_err();
-                let injected =
-                    ts_file.inner().counters().injected + dw_file.inner().counters().injected;
+                let injected = ts_file.inner().counters().injected + dw_file.inner().counters().injected;
                 assert_eq!(failed, injected > 0, "dw={target_dw} sync={sync} n={n}");
                 drop((ts, dw));
 

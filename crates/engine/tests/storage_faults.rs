@@ -18,9 +18,7 @@ fn failed_fsync_poisons_storage() {
 
     let first = ts.sync().unwrap_err();
     assert!(
-        first
-            .to_string()
-            .contains("injected i/o error (eio) on fdatasync #1"),
+        first.to_string().contains("injected i/o error (eio) on fdatasync #1"),
         "{first}"
     );
     assert!(file.is_poisoned());
@@ -30,10 +28,7 @@ fn failed_fsync_poisons_storage() {
     let second = ts.sync().unwrap_err();
     let msg = second.to_string();
     assert!(
-        matches!(
-            second,
-            EngineStorageError::Storage(StorageError::Poisoned { .. })
-        ),
+        matches!(second, EngineStorageError::Storage(StorageError::Poisoned { .. })),
         "{msg}"
     );
     assert!(
@@ -78,8 +73,7 @@ fn disk_full_is_reported_clearly_and_earlier_pages_stay_readable() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("orders.ibd");
     let file = faulty_file(&path);
-    file.inner()
-        .arm(FaultPlan::disk_full_after(PAGE.offset_of(4)));
+    file.inner().arm(FaultPlan::disk_full_after(PAGE.offset_of(4)));
     let ts = tablespace_over(7, &path, file.clone());
     ts.extend(4).unwrap();
     for no in 0..4 {
@@ -119,13 +113,11 @@ fn rewrites_inside_a_full_file_still_succeed() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("t1.ibd");
     let file = faulty_file(&path);
-    file.inner()
-        .arm(FaultPlan::disk_full_after(PAGE.offset_of(2)));
+    file.inner().arm(FaultPlan::disk_full_after(PAGE.offset_of(2)));
     let ts = tablespace_over(1, &path, file.clone());
     ts.extend(2).unwrap();
     for lsn in [1, 2, 3] {
-        ts.write_page(1, &mut page_image(ts.page_id(1), lsn))
-            .unwrap();
+        ts.write_page(1, &mut page_image(ts.page_id(1), lsn)).unwrap();
     }
     let err = file
         .write(PAGE.offset_of(2), &page_image(ts.page_id(2), 1))

@@ -6,9 +6,7 @@ mod common;
 use common::{io_mode_for, page_image, PAGE};
 use flushwise_core::PageId;
 use flushwise_engine::page::{CorruptReason, PageError, PageSize};
-use flushwise_engine::storage::{
-    open_file, BufferedFile, EngineStorageError, StorageBackend, Tablespace,
-};
+use flushwise_engine::storage::{open_file, BufferedFile, EngineStorageError, StorageBackend, Tablespace};
 
 fn open_ts(dir: &tempfile::TempDir, name: &str) -> Tablespace {
     let path = dir.path().join(name);
@@ -55,10 +53,7 @@ fn torn_page_write_is_detected_by_checksum() {
     let err = ts.read_page(1, &mut buf).unwrap_err();
     match &err {
         EngineStorageError::Page(PageError::Corrupt { reason, .. }) => {
-            assert!(
-                matches!(reason, CorruptReason::TornWrite { .. }),
-                "{reason}"
-            );
+            assert!(matches!(reason, CorruptReason::TornWrite { .. }), "{reason}");
         }
         other => panic!("expected a corrupt page, got {other}"),
     }
@@ -105,14 +100,10 @@ fn page_written_to_the_wrong_place_is_reported_as_misdirected() {
     let ts = open_ts(&dir, "t1.ibd");
     ts.extend(3).unwrap();
     let raw = BufferedFile::open(ts.path(), false).unwrap();
-    raw.write(PAGE.offset_of(2), &page_image(ts.page_id(1), 7))
-        .unwrap();
+    raw.write(PAGE.offset_of(2), &page_image(ts.page_id(1), 7)).unwrap();
     let mut buf = ts.new_page_buf();
     let msg = ts.read_page(2, &mut buf).unwrap_err().to_string();
-    assert!(
-        msg.contains("page id mismatch") && msg.contains("page 2"),
-        "{msg}"
-    );
+    assert!(msg.contains("page id mismatch") && msg.contains("page 2"), "{msg}");
 }
 
 #[test]
@@ -126,9 +117,7 @@ fn writing_a_page_whose_header_names_another_page_is_refused() {
         matches!(err, EngineStorageError::RefusedWrite { page_no: 2, .. }),
         "{err}"
     );
-    let err = ts
-        .write_page(9, &mut page_image(ts.page_id(9), 7))
-        .unwrap_err();
+    let err = ts.write_page(9, &mut page_image(ts.page_id(9), 7)).unwrap_err();
     assert!(err.to_string().contains("past the end"), "{err}");
 }
 
@@ -140,8 +129,7 @@ fn page_size_outside_4k_to_64k_powers_of_two_is_rejected_clearly() {
     for bytes in [0, 1000, 2048, 24576, 131072] {
         let msg = PageSize::new(bytes).unwrap_err().to_string();
         assert!(
-            msg.contains(&format!("invalid page size {bytes} bytes"))
-                && msg.contains("4 KiB to 64 KiB"),
+            msg.contains(&format!("invalid page size {bytes} bytes")) && msg.contains("4 KiB to 64 KiB"),
             "{msg}"
         );
     }
@@ -154,10 +142,7 @@ fn file_length_not_a_multiple_of_the_page_size_is_refused_at_open() {
     let backend = open_file(&path, flushwise_engine::storage::IoMode::Buffered, true).unwrap();
     backend.set_len(PAGE.bytes_u64() + 512).unwrap();
     let err = Tablespace::open(1, &path, backend, PAGE).err().unwrap();
-    assert!(
-        err.to_string().contains("not a multiple of the page size"),
-        "{err}"
-    );
+    assert!(err.to_string().contains("not a multiple of the page size"), "{err}");
 }
 
 #[test]

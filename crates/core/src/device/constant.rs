@@ -79,12 +79,7 @@ impl ConstantConfig {
 
     /// Checks every field; the error names the first bad one.
     pub fn validate(&self) -> Result<(), DeviceError> {
-        check_range(
-            "disk_count",
-            self.disk_count.into(),
-            1,
-            DISK_COUNT_MAX.into(),
-        )?;
+        check_range("disk_count", self.disk_count.into(), 1, DISK_COUNT_MAX.into())?;
         check_range("page_size_bytes", self.page_size_bytes.into(), 1, 1 << 30)?;
         // A day per operation is already absurd; the bound keeps sums small.
         check_range("read_time_us", self.read_time_us, 0, 86_400_000_000)?;

@@ -60,8 +60,8 @@
 //! See [`HddConfig::wd_1tb_7200`]; approximations, not measurements.
 
 use super::{
-    check_range, config_us_to_ns, invalid, ns_to_us_ceil, us_to_ns, DeviceError, DeviceModel,
-    InFlight, IoKind, IoRequest,
+    check_range, config_us_to_ns, invalid, ns_to_us_ceil, us_to_ns, DeviceError, DeviceModel, InFlight, IoKind,
+    IoRequest,
 };
 use crate::types::TimeUs;
 
@@ -274,8 +274,7 @@ impl HddModel {
         }
         let m = &self.mechanics;
         let beyond_one = distance_cylinders.min(m.cylinder_count - 1) as f64 - 1.0;
-        let curve_ns =
-            m.seek_sqrt_coeff_ns * beyond_one.sqrt() + m.seek_linear_coeff_ns * beyond_one;
+        let curve_ns = m.seek_sqrt_coeff_ns * beyond_one.sqrt() + m.seek_linear_coeff_ns * beyond_one;
         m.single_cylinder_seek_ns + curve_ns.round() as u64
     }
 
@@ -295,8 +294,7 @@ impl HddModel {
     fn rotational_wait_ns(&self, ready_ns: u64, offset_in_track_bytes: u64) -> u64 {
         let rpm = u128::from(self.config.rpm);
         let platter_angle = (u128::from(ready_ns) * rpm) % MINUTE_NS;
-        let target_angle =
-            u128::from(offset_in_track_bytes) * MINUTE_NS / u128::from(self.config.bytes_per_track);
+        let target_angle = u128::from(offset_in_track_bytes) * MINUTE_NS / u128::from(self.config.bytes_per_track);
         let wait_angle = (target_angle + MINUTE_NS - platter_angle) % MINUTE_NS;
         wait_angle.div_ceil(rpm) as u64
     }
@@ -305,8 +303,7 @@ impl HddModel {
     /// including a head switch per track boundary crossed.
     fn transfer_ns(&self, offset_in_track_bytes: u64, len_bytes: u64) -> u64 {
         let track_bytes = u64::from(self.config.bytes_per_track);
-        let media = (u128::from(len_bytes) * MINUTE_NS)
-            .div_ceil(u128::from(track_bytes) * u128::from(self.config.rpm));
+        let media = (u128::from(len_bytes) * MINUTE_NS).div_ceil(u128::from(track_bytes) * u128::from(self.config.rpm));
         let boundaries = (offset_in_track_bytes + len_bytes - 1) / track_bytes;
         let media_ns = u64::try_from(media).unwrap_or(u64::MAX);
         media_ns.saturating_add(boundaries.saturating_mul(self.mechanics.head_switch_ns))
@@ -338,8 +335,8 @@ impl DeviceModel for HddModel {
         let target = self.locate(position);
         let start_ns = us_to_ns(arrival_us).max(self.busy_until_ns);
 
-        let streams_on = self.last_end_position_bytes == Some(position)
-            && start_ns - self.busy_until_ns <= STREAMING_SLACK_NS;
+        let streams_on =
+            self.last_end_position_bytes == Some(position) && start_ns - self.busy_until_ns <= STREAMING_SLACK_NS;
         let media_start_ns = if streams_on {
             // Continuing the previous transfer: the head is already there,
             // unless this request starts a new track.
@@ -351,8 +348,7 @@ impl DeviceModel for HddModel {
             }
             ready_ns.saturating_add(self.rotational_wait_ns(ready_ns, target.offset_in_track_bytes))
         };
-        let completion_ns = media_start_ns
-            .saturating_add(self.transfer_ns(target.offset_in_track_bytes, len_bytes));
+        let completion_ns = media_start_ns.saturating_add(self.transfer_ns(target.offset_in_track_bytes, len_bytes));
 
         let last_byte = self.locate(position.saturating_add(len_bytes - 1) % capacity);
         self.head_cylinder = last_byte.cylinder;
@@ -362,10 +358,7 @@ impl DeviceModel for HddModel {
         self.submitted += 1;
 
         let completion_us = ns_to_us_ceil(completion_ns);
-        assert!(
-            completion_us >= arrival_us,
-            "hdd completion precedes arrival"
-        );
+        assert!(completion_us >= arrival_us, "hdd completion precedes arrival");
         assert!(
             completion_us >= self.last_completion_us,
             "hdd completions out of FIFO order"
@@ -485,8 +478,7 @@ mod tests {
                 } else {
                     distance_cylinders * cylinder_bytes
                 };
-                let in_cylinder =
-                    rng.below(cylinder_bytes / u64::from(PAGE_BYTES)) * u64::from(PAGE_BYTES);
+                let in_cylinder = rng.below(cylinder_bytes / u64::from(PAGE_BYTES)) * u64::from(PAGE_BYTES);
                 let done_us = disk.submit(read_at(base + in_cylinder), now_us);
                 total_us += done_us - now_us;
                 now_us = done_us;
@@ -496,10 +488,7 @@ mod tests {
         let near = mean_latency_us(10);
         let middle = mean_latency_us(10_000);
         let far = mean_latency_us(300_000);
-        assert!(
-            near < middle && middle < far,
-            "{near:.0} {middle:.0} {far:.0} us"
-        );
+        assert!(near < middle && middle < far, "{near:.0} {middle:.0} {far:.0} us");
     }
 
     #[test]
@@ -515,10 +504,7 @@ mod tests {
         let per_read_us = (now_us - first_us) as f64 / count as f64;
         // 16 KiB at 164 MB/s is 100 us; a head switch every 83.5 reads
         // adds ~10 us on average: ~150 MB/s sustained.
-        assert!(
-            (100.0..=115.0).contains(&per_read_us),
-            "{per_read_us:.1} us per read"
-        );
+        assert!((100.0..=115.0).contains(&per_read_us), "{per_read_us:.1} us per read");
         let media_mb_per_s = (count * u64::from(PAGE_BYTES)) as f64 / (now_us - first_us) as f64;
         println!("wd-1tb-7200 sequential 16 KiB reads: {per_read_us:.1} us each, {media_mb_per_s:.0} MB/s");
         disk.check_invariants();
@@ -547,19 +533,13 @@ mod tests {
         let short = closed_loop(&mut disk, 1, 5000, || {
             random_request(&mut rng, IoKind::Read, PAGE_BYTES, capacity / 10)
         });
-        println!(
-            "wd-1tb-7200 random 16 KiB reads over 100 GB: {:.1} IOPS",
-            short.iops
-        );
+        println!("wd-1tb-7200 random 16 KiB reads over 100 GB: {:.1} IOPS", short.iops);
         assert!((110.0..=145.0).contains(&short.iops), "{short:?}");
         let mut disk = wd();
         let writes = closed_loop(&mut disk, 1, 5000, || {
             random_request(&mut rng, IoKind::Write, PAGE_BYTES, capacity)
         });
-        println!(
-            "wd-1tb-7200 random 16 KiB writes QD1: {:.1} IOPS",
-            writes.iops
-        );
+        println!("wd-1tb-7200 random 16 KiB writes QD1: {:.1} IOPS", writes.iops);
         assert!((65.0..=80.0).contains(&writes.iops), "{writes:?}");
     }
 
@@ -571,24 +551,12 @@ mod tests {
         // At time 0 the platter is at angle 0: sector 0 is under the head,
         // the sector half a track away is half a revolution off.
         assert_eq!(disk.rotational_wait_ns(0, 0), 0);
-        assert!(
-            disk.rotational_wait_ns(0, half_track)
-                .abs_diff(period_ns / 2)
-                <= 1
-        );
+        assert!(disk.rotational_wait_ns(0, half_track).abs_diff(period_ns / 2) <= 1);
         // A quarter revolution later, sector 0 is three quarters away.
-        assert!(
-            disk.rotational_wait_ns(period_ns / 4, 0)
-                .abs_diff(3 * period_ns / 4)
-                <= 3
-        );
+        assert!(disk.rotational_wait_ns(period_ns / 4, 0).abs_diff(3 * period_ns / 4) <= 3);
         // One whole revolution later the picture repeats (60e9 / 7200 is
         // not a whole number of ns, so allow the rounding).
-        assert!(
-            disk.rotational_wait_ns(period_ns, half_track)
-                .abs_diff(period_ns / 2)
-                <= 2
-        );
+        assert!(disk.rotational_wait_ns(period_ns, half_track).abs_diff(period_ns / 2) <= 2);
     }
 
     #[test]
@@ -600,10 +568,7 @@ mod tests {
         assert!(second_us > first_us);
         assert_eq!(disk.outstanding(0), 2);
         assert_eq!(disk.outstanding(first_us), 1);
-        assert!(
-            second_us - first_us > 10 * SECOND_US / 1000,
-            "long seek back"
-        );
+        assert!(second_us - first_us > 10 * SECOND_US / 1000, "long seek back");
         disk.check_invariants();
     }
 }

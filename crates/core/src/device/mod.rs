@@ -96,11 +96,9 @@ pub enum DeviceError {
 impl fmt::Display for DeviceError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            DeviceError::UnknownName { name } => write!(
-                f,
-                "unknown device `{name}`; accepted: {}",
-                accepted_names().join(", ")
-            ),
+            DeviceError::UnknownName { name } => {
+                write!(f, "unknown device `{name}`; accepted: {}", accepted_names().join(", "))
+            }
             DeviceError::InvalidConfig { field, reason } => {
                 write!(f, "invalid device config: `{field}` {reason}")
             }
@@ -125,10 +123,7 @@ pub(crate) const CONFIG_TIME_US_MAX: f64 = 1.0e12;
 /// nanoseconds (rounded to nearest).
 pub(crate) fn config_us_to_ns(field: &'static str, value_us: f64) -> Result<u64, DeviceError> {
     if !value_us.is_finite() || value_us < 0.0 {
-        return Err(invalid(
-            field,
-            format!("must be finite and >= 0, got {value_us}"),
-        ));
+        return Err(invalid(field, format!("must be finite and >= 0, got {value_us}")));
     }
     if value_us > CONFIG_TIME_US_MAX {
         return Err(invalid(
@@ -140,17 +135,9 @@ pub(crate) fn config_us_to_ns(field: &'static str, value_us: f64) -> Result<u64,
 }
 
 /// Checks an integer field lies in `min..=max`.
-pub(crate) fn check_range(
-    field: &'static str,
-    value: u64,
-    min: u64,
-    max: u64,
-) -> Result<(), DeviceError> {
+pub(crate) fn check_range(field: &'static str, value: u64, min: u64, max: u64) -> Result<(), DeviceError> {
     if value < min || value > max {
-        return Err(invalid(
-            field,
-            format!("must be in {min}..={max}, got {value}"),
-        ));
+        return Err(invalid(field, format!("must be in {min}..={max}, got {value}")));
     }
     Ok(())
 }
@@ -198,10 +185,7 @@ impl InFlight {
     /// Requests whose completion is later than `now_us`. Exact for any
     /// `now_us` at or after the latest arrival (earlier completions are pruned).
     pub(crate) fn count_after(&self, now_us: TimeUs) -> usize {
-        self.completions_us
-            .iter()
-            .filter(|Reverse(c)| *c > now_us)
-            .count()
+        self.completions_us.iter().filter(|Reverse(c)| *c > now_us).count()
     }
 
     pub(crate) fn len(&self) -> usize {
@@ -220,12 +204,7 @@ impl InFlight {
 }
 
 /// The accepted preset names, kind default first within each kind.
-const PRESET_NAMES: &[&str] = &[
-    "samsung-850-pro",
-    "nvme-generic",
-    "wd-1tb-7200",
-    "db2-table3",
-];
+const PRESET_NAMES: &[&str] = &["samsung-850-pro", "nvme-generic", "wd-1tb-7200", "db2-table3"];
 
 /// Kind names and the preset each stands for.
 const KIND_DEFAULTS: &[(&str, &str)] = &[
@@ -271,9 +250,7 @@ impl DeviceSpec {
     /// Case-insensitive; surrounding whitespace is ignored.
     pub fn parse(name: &str) -> Result<DeviceSpec, DeviceError> {
         let wanted = name.trim().to_ascii_lowercase();
-        let unknown = || DeviceError::UnknownName {
-            name: name.to_string(),
-        };
+        let unknown = || DeviceError::UnknownName { name: name.to_string() };
         // `kind(preset)`: the preset must belong to the kind.
         let (kind, preset) = match wanted.split_once('(') {
             Some((kind, tail)) => {
@@ -386,12 +363,7 @@ pub(crate) mod testing {
 
     /// A `len_bytes` request at a random `len_bytes`-aligned offset below
     /// `span_bytes`.
-    pub(crate) fn random_request(
-        rng: &mut SplitMix64,
-        kind: IoKind,
-        len_bytes: u32,
-        span_bytes: u64,
-    ) -> IoRequest {
+    pub(crate) fn random_request(rng: &mut SplitMix64, kind: IoKind, len_bytes: u32, span_bytes: u64) -> IoRequest {
         let slots = span_bytes / u64::from(len_bytes);
         IoRequest {
             kind,
@@ -461,11 +433,7 @@ mod tests {
         (0..count)
             .map(|_| {
                 now_us += rng.below(200);
-                let kind = if rng.below(3) == 0 {
-                    IoKind::Write
-                } else {
-                    IoKind::Read
-                };
+                let kind = if rng.below(3) == 0 { IoKind::Write } else { IoKind::Read };
                 let request = IoRequest {
                     kind,
                     offset_bytes: rng.below(1 << 36),
@@ -492,24 +460,15 @@ mod tests {
         let err = DeviceSpec::parse("floppy").expect_err("floppy is not a device");
         let message = err.to_string();
         assert!(message.contains("floppy"), "{message}");
-        for name in preset_names()
-            .iter()
-            .chain(["ssd", "hdd", "constant"].iter())
-        {
+        for name in preset_names().iter().chain(["ssd", "hdd", "constant"].iter()) {
             assert!(message.contains(name), "{message} lacks {name}");
         }
     }
 
     #[test]
     fn kind_names_and_presets_parse_and_round_trip_through_describe() {
-        assert_eq!(
-            DeviceSpec::parse("ssd").unwrap().describe(),
-            "ssd(samsung-850-pro)"
-        );
-        assert_eq!(
-            DeviceSpec::parse(" HDD ").unwrap().describe(),
-            "hdd(wd-1tb-7200)"
-        );
+        assert_eq!(DeviceSpec::parse("ssd").unwrap().describe(), "ssd(samsung-850-pro)");
+        assert_eq!(DeviceSpec::parse(" HDD ").unwrap().describe(), "hdd(wd-1tb-7200)");
         assert_eq!(
             DeviceSpec::parse("constant").unwrap().describe(),
             "constant(db2-table3)"
@@ -555,11 +514,7 @@ mod tests {
             let second_us = model.submit(request, 0);
             assert!(second_us >= first_us, "{name}");
             assert_eq!(model.outstanding(0), 2, "{name}");
-            assert_eq!(
-                model.outstanding(first_us),
-                usize::from(second_us > first_us),
-                "{name}"
-            );
+            assert_eq!(model.outstanding(first_us), usize::from(second_us > first_us), "{name}");
             assert_eq!(model.outstanding(second_us), 0, "{name}");
             model.check_invariants();
         }
@@ -567,12 +522,7 @@ mod tests {
 
     fn arb_stream() -> impl Strategy<Value = Vec<(bool, u64, u32, u64)>> {
         prop::collection::vec(
-            (
-                any::<bool>(),
-                0u64..(1 << 41),
-                0u32..(256 * 1024),
-                0u64..20_000,
-            ),
+            (any::<bool>(), 0u64..(1 << 41), 0u32..(256 * 1024), 0u64..20_000),
             1..200,
         )
     }

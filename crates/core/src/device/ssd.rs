@@ -67,8 +67,8 @@
 //! figures, not measurements of the devices.
 
 use super::{
-    check_range, config_us_to_ns, invalid, ns_to_us_ceil, us_to_ns, DeviceError, DeviceModel,
-    InFlight, IoKind, IoRequest,
+    check_range, config_us_to_ns, invalid, ns_to_us_ceil, us_to_ns, DeviceError, DeviceModel, InFlight, IoKind,
+    IoRequest,
 };
 use crate::types::TimeUs;
 use std::cmp::Reverse;
@@ -189,9 +189,7 @@ impl SsdConfig {
 
     /// Number of parallel flash units.
     pub fn unit_count(&self) -> u64 {
-        u64::from(self.channel_count)
-            * u64::from(self.chips_per_channel)
-            * u64::from(self.planes_per_chip)
+        u64::from(self.channel_count) * u64::from(self.chips_per_channel) * u64::from(self.planes_per_chip)
     }
 
     /// Checks every field; the error names the first bad one.
@@ -200,24 +198,9 @@ impl SsdConfig {
     }
 
     fn validated(&self) -> Result<Timings, DeviceError> {
-        check_range(
-            "channel_count",
-            self.channel_count.into(),
-            1,
-            UNIT_COUNT_MAX,
-        )?;
-        check_range(
-            "chips_per_channel",
-            self.chips_per_channel.into(),
-            1,
-            UNIT_COUNT_MAX,
-        )?;
-        check_range(
-            "planes_per_chip",
-            self.planes_per_chip.into(),
-            1,
-            UNIT_COUNT_MAX,
-        )?;
+        check_range("channel_count", self.channel_count.into(), 1, UNIT_COUNT_MAX)?;
+        check_range("chips_per_channel", self.chips_per_channel.into(), 1, UNIT_COUNT_MAX)?;
+        check_range("planes_per_chip", self.planes_per_chip.into(), 1, UNIT_COUNT_MAX)?;
         if self.unit_count() > UNIT_COUNT_MAX {
             return Err(invalid(
                 "planes_per_chip",
@@ -242,18 +225,9 @@ impl SsdConfig {
         )?;
         Ok(Timings {
             page_read_ns: config_us_to_ns("page_read_latency_us", self.page_read_latency_us)?,
-            page_program_ns: config_us_to_ns(
-                "page_program_latency_us",
-                self.page_program_latency_us,
-            )?,
-            channel_page_ns: config_us_to_ns(
-                "channel_transfer_latency_us",
-                self.channel_transfer_latency_us,
-            )?,
-            host_command_ns: config_us_to_ns(
-                "host_command_overhead_us",
-                self.host_command_overhead_us,
-            )?,
+            page_program_ns: config_us_to_ns("page_program_latency_us", self.page_program_latency_us)?,
+            channel_page_ns: config_us_to_ns("channel_transfer_latency_us", self.channel_transfer_latency_us)?,
+            host_command_ns: config_us_to_ns("host_command_overhead_us", self.host_command_overhead_us)?,
         })
     }
 }
@@ -324,13 +298,7 @@ impl SsdModel {
 
     /// Books every page piece of `[offset, offset + len)` on its unit, each
     /// starting no earlier than `ready_ns`; returns when the last one ends.
-    fn run_pieces(
-        &mut self,
-        kind: IoKind,
-        offset_bytes: u64,
-        len_bytes: u64,
-        ready_ns: u64,
-    ) -> u64 {
+    fn run_pieces(&mut self, kind: IoKind, offset_bytes: u64, len_bytes: u64, ready_ns: u64) -> u64 {
         let page = u64::from(self.config.page_size_bytes);
         let units = self.unit_busy_until_ns.len() as u64;
         let end_bytes = offset_bytes.saturating_add(len_bytes);
@@ -379,23 +347,17 @@ impl DeviceModel for SsdModel {
 
         let completion_ns = match request.kind {
             IoKind::Read => {
-                let data_ready_ns =
-                    self.run_pieces(IoKind::Read, request.offset_bytes, len_bytes, admitted_ns);
+                let data_ready_ns = self.run_pieces(IoKind::Read, request.offset_bytes, len_bytes, admitted_ns);
                 link_end_ns.max(data_ready_ns.saturating_add(link_ns))
             }
-            IoKind::Write => {
-                self.run_pieces(IoKind::Write, request.offset_bytes, len_bytes, link_end_ns)
-            }
+            IoKind::Write => self.run_pieces(IoKind::Write, request.offset_bytes, len_bytes, link_end_ns),
         };
         self.slot_free_at_ns.push(Reverse(completion_ns));
         self.latest_completion_ns = self.latest_completion_ns.max(completion_ns);
         self.submitted += 1;
 
         let completion_us = ns_to_us_ceil(completion_ns);
-        assert!(
-            completion_us >= arrival_us,
-            "ssd completion precedes arrival"
-        );
+        assert!(completion_us >= arrival_us, "ssd completion precedes arrival");
         self.in_flight.push(completion_us);
         completion_us
     }

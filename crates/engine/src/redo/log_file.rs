@@ -128,8 +128,7 @@ pub const fn file_len(capacity_bytes: u64) -> u64 {
 
 /// Whether `capacity_bytes` is a valid data-area size.
 pub fn capacity_is_valid(capacity_bytes: u64) -> bool {
-    (CAPACITY_BYTES_MIN..=CAPACITY_BYTES_MAX).contains(&capacity_bytes)
-        && capacity_bytes & (BLOCK_SIZE as u64 - 1) == 0
+    (CAPACITY_BYTES_MIN..=CAPACITY_BYTES_MAX).contains(&capacity_bytes) && capacity_bytes & (BLOCK_SIZE as u64 - 1) == 0
 }
 
 fn seal(block: &mut [u8]) {
@@ -172,9 +171,7 @@ impl FileHeader {
         }
         let block_size = read_u32(b, 12);
         if block_size as usize != BLOCK_SIZE {
-            return Err(format!(
-                "block size {block_size}, this build uses {BLOCK_SIZE}"
-            ));
+            return Err(format!("block size {block_size}, this build uses {BLOCK_SIZE}"));
         }
         let capacity_bytes = read_u64(b, 16);
         if !capacity_is_valid(capacity_bytes) {
@@ -232,19 +229,13 @@ impl CheckpointBlock {
             incarnation: read_u32(b, 40),
         };
         if c.slot() != slot {
-            return Err(format!(
-                "checkpoint {} found in slot {slot}",
-                c.checkpoint_no
-            ));
+            return Err(format!("checkpoint {} found in slot {slot}", c.checkpoint_no));
         }
         if lsn_to_sn(c.checkpoint_lsn).is_none() {
             return Err(format!("lsn {} is not a record position", c.checkpoint_lsn));
         }
         if c.offset != lsn_offset(c.checkpoint_lsn, capacity_bytes) {
-            return Err(format!(
-                "offset {} does not match lsn {}",
-                c.offset, c.checkpoint_lsn
-            ));
+            return Err(format!("offset {} does not match lsn {}", c.offset, c.checkpoint_lsn));
         }
         if c.durable_lsn < c.checkpoint_lsn {
             return Err(format!(
@@ -281,23 +272,12 @@ impl BlockHeader {
 
 /// Formats one block into `out` (exactly `BLOCK_SIZE` bytes) holding
 /// `payload` (at most `BLOCK_PAYLOAD` bytes).
-pub fn encode_block(
-    out: &mut [u8],
-    block_no: u64,
-    durable_lsn: Lsn,
-    incarnation: u32,
-    first_rec: u16,
-    payload: &[u8],
-) {
+pub fn encode_block(out: &mut [u8], block_no: u64, durable_lsn: Lsn, incarnation: u32, first_rec: u16, payload: &[u8]) {
     assert_eq!(out.len(), BLOCK_SIZE, "a block is BLOCK_SIZE bytes");
-    assert!(
-        payload.len() <= BLOCK_PAYLOAD,
-        "payload overflows the block"
-    );
+    assert!(payload.len() <= BLOCK_PAYLOAD, "payload overflows the block");
     assert!(
         first_rec == 0
-            || (first_rec as usize >= BLOCK_HDR_SIZE
-                && (first_rec as usize) < BLOCK_HDR_SIZE + payload.len()),
+            || (first_rec as usize >= BLOCK_HDR_SIZE && (first_rec as usize) < BLOCK_HDR_SIZE + payload.len()),
         "first record offset {first_rec} outside the block's data"
     );
     out[0..8].copy_from_slice(&block_no.to_le_bytes());
@@ -344,16 +324,8 @@ mod tests {
         assert_eq!(sn_to_lsn(0), Lsn(LOG_START_LSN + BLOCK_HDR_SIZE as u64));
         assert_eq!(sn_to_lsn(484), Lsn(LOG_START_LSN + 512 + 24));
         assert_eq!(lsn_to_sn(Lsn(LOG_START_LSN)), None, "inside a header");
-        assert_eq!(
-            lsn_to_sn(Lsn(LOG_START_LSN + 510)),
-            None,
-            "inside a trailer"
-        );
-        assert_eq!(
-            lsn_to_sn(Lsn(LOG_START_LSN + 508)),
-            Some(484),
-            "end of a full block"
-        );
+        assert_eq!(lsn_to_sn(Lsn(LOG_START_LSN + 510)), None, "inside a trailer");
+        assert_eq!(lsn_to_sn(Lsn(LOG_START_LSN + 508)), Some(484), "end of a full block");
         assert_eq!(lsn_after(sn_to_lsn(480), 10), Some(sn_to_lsn(490)));
     }
 
@@ -364,10 +336,7 @@ mod tests {
         assert_eq!(lsn_offset(lsn, cap), DATA_OFFSET + 24);
         let lap = Lsn(lsn.0 + cap);
         assert_eq!(lsn_offset(lap, cap), lsn_offset(lsn, cap));
-        assert_eq!(
-            block_offset(block_no_of_sn(0), cap),
-            lsn_offset(lsn, cap) - 24
-        );
+        assert_eq!(block_offset(block_no_of_sn(0), cap), lsn_offset(lsn, cap) - 24);
     }
 
     #[test]
@@ -375,10 +344,7 @@ mod tests {
         let mut b = [0u8; BLOCK_SIZE];
         encode_block(&mut b, 17, Lsn(9000), 3, 24, &[1, 2, 3]);
         let h = decode_block(&b).unwrap();
-        assert_eq!(
-            (h.block_no, h.incarnation, h.data_len, h.first_rec),
-            (17, 3, 27, 24)
-        );
+        assert_eq!((h.block_no, h.incarnation, h.data_len, h.first_rec), (17, 3, 27, 24));
         b[100] ^= 1;
         assert_eq!(decode_block(&b), None);
         assert_eq!(decode_block(&[0u8; BLOCK_SIZE]), None, "unwritten block");
@@ -392,9 +358,7 @@ mod tests {
         };
         assert_eq!(CheckpointBlock::decode(&c.encode(), 1, 4096), Ok(c));
         assert!(CheckpointBlock::decode(&c.encode(), 0, 4096).is_err());
-        let h = FileHeader {
-            capacity_bytes: 4096,
-        };
+        let h = FileHeader { capacity_bytes: 4096 };
         assert_eq!(FileHeader::decode(&h.encode()), Ok(h));
     }
 }

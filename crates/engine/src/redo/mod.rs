@@ -87,11 +87,7 @@ pub enum RedoError {
         source: RecordError,
     },
     #[error("redo log {path}: invalid lsn {lsn}: {reason}")]
-    InvalidLsn {
-        path: PathBuf,
-        lsn: Lsn,
-        reason: String,
-    },
+    InvalidLsn { path: PathBuf, lsn: Lsn, reason: String },
     #[error("redo log {path}: invalid configuration: {reason}")]
     InvalidConfig { path: PathBuf, reason: String },
     #[error("redo log {path}: cannot start the background flusher thread: {source}")]

@@ -32,9 +32,8 @@ use std::path::{Path, PathBuf};
 use flushwise_core::Lsn;
 
 use super::log_file::{
-    block_no_of_sn, block_offset, decode_block, file_len, lsn_offset, lsn_to_sn, sn_to_lsn,
-    CheckpointBlock, FileHeader, BLOCK_HDR_SIZE, BLOCK_PAYLOAD, BLOCK_SIZE, CHECKPOINT_OFFSETS,
-    DATA_OFFSET,
+    block_no_of_sn, block_offset, decode_block, file_len, lsn_offset, lsn_to_sn, sn_to_lsn, CheckpointBlock,
+    FileHeader, BLOCK_HDR_SIZE, BLOCK_PAYLOAD, BLOCK_SIZE, CHECKPOINT_OFFSETS, DATA_OFFSET,
 };
 use super::record::Record;
 use super::{RedoError, Result};
@@ -138,10 +137,7 @@ impl Ring<'_> {
 }
 
 /// Reads the header and picks the newest valid checkpoint.
-pub(crate) fn read_header(
-    path: &Path,
-    backend: &dyn StorageBackend,
-) -> Result<(FileHeader, CheckpointBlock)> {
+pub(crate) fn read_header(path: &Path, backend: &dyn StorageBackend) -> Result<(FileHeader, CheckpointBlock)> {
     let actual_len = backend.len()?;
     if actual_len < DATA_OFFSET {
         return Err(RedoError::Truncated {
@@ -201,12 +197,8 @@ pub(crate) fn recover(path: &Path, backend: &dyn StorageBackend) -> Result<Recov
     };
     let n_blocks = ring.n_blocks;
     let p = BLOCK_PAYLOAD as u64;
-    let ckpt_sn = lsn_to_sn(ckpt.checkpoint_lsn).ok_or_else(|| {
-        ring.corrupt(
-            ckpt.checkpoint_lsn,
-            "checkpoint lsn is not a record position".into(),
-        )
-    })?;
+    let ckpt_sn = lsn_to_sn(ckpt.checkpoint_lsn)
+        .ok_or_else(|| ring.corrupt(ckpt.checkpoint_lsn, "checkpoint lsn is not a record position".into()))?;
     let base_sn = ckpt_sn / p * p;
     let b0 = block_no_of_sn(base_sn);
 
@@ -299,11 +291,7 @@ pub(crate) fn recover(path: &Path, backend: &dyn StorageBackend) -> Result<Recov
         ));
     }
     // Where the stream stopped: the invalid block, or past the partial one.
-    let stop_pos = if stopped_at_invalid {
-        i
-    } else {
-        i.saturating_sub(1)
-    };
+    let stop_pos = if stopped_at_invalid { i } else { i.saturating_sub(1) };
     let stop_lsn = if stopped_at_invalid {
         Lsn((b0 + i) * BLOCK_SIZE as u64)
     } else {

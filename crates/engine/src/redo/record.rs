@@ -92,19 +92,11 @@ pub struct Record {
 #[non_exhaustive]
 pub enum RecordError {
     #[error("redo record at lsn {lsn} is truncated: needs {needed} bytes, {available} available")]
-    Truncated {
-        lsn: Lsn,
-        needed: usize,
-        available: usize,
-    },
+    Truncated { lsn: Lsn, needed: usize, available: usize },
     #[error("redo record at lsn {lsn} has impossible length {len} (valid: {RECORD_HDR_SIZE}..={RECORD_BYTES_MAX})")]
     BadLength { lsn: Lsn, len: usize },
     #[error("redo record at lsn {lsn} fails its checksum: stored {stored:#010x}, computed {computed:#010x}")]
-    Checksum {
-        lsn: Lsn,
-        stored: u32,
-        computed: u32,
-    },
+    Checksum { lsn: Lsn, stored: u32, computed: u32 },
     #[error("redo record at lsn {lsn} has unknown kind tag {tag}")]
     UnknownKind { lsn: Lsn, tag: u8 },
     #[error("redo record at lsn {lsn} has unknown flags {flags:#04x}")]
@@ -162,12 +154,7 @@ impl Record {
     }
 
     pub fn txn_rollback(txn_id: u64) -> Self {
-        Self::new(
-            RecordKind::TxnRollback,
-            txn_id,
-            PageId::default(),
-            Vec::new(),
-        )
+        Self::new(RecordKind::TxnRollback, txn_id, PageId::default(), Vec::new())
     }
 
     pub fn checkpoint_marker(checkpoint_lsn: Lsn) -> Self {
@@ -185,10 +172,7 @@ impl Record {
             return None;
         }
         let (head, bytes) = self.payload.split_at(4);
-        Some((
-            u32::from_le_bytes([head[0], head[1], head[2], head[3]]),
-            bytes,
-        ))
+        Some((u32::from_le_bytes([head[0], head[1], head[2], head[3]]), bytes))
     }
 
     /// Length of the encoded record.
@@ -255,11 +239,7 @@ impl Record {
         let stored = read_u32(rec, 4);
         let computed = record_crc(rec);
         if stored != computed {
-            return Err(RecordError::Checksum {
-                lsn,
-                stored,
-                computed,
-            });
+            return Err(RecordError::Checksum { lsn, stored, computed });
         }
         let tag = rec[8];
         let kind = RecordKind::from_tag(tag).ok_or(RecordError::UnknownKind { lsn, tag })?;
@@ -341,9 +321,7 @@ mod tests {
 
     #[test]
     fn truncated_record_is_a_truncation_naming_the_lsn() {
-        let bytes = Record::page_write(1, PageId::new(0, 3), 0, &[9; 40])
-            .encode()
-            .unwrap();
+        let bytes = Record::page_write(1, PageId::new(0, 3), 0, &[9; 40]).encode().unwrap();
         for cut in 0..bytes.len() {
             let err = Record::decode(&bytes[..cut], Lsn(777)).unwrap_err();
             assert!(err.is_truncation(), "cut {cut}: {err}");
@@ -360,10 +338,7 @@ mod tests {
             Err(RecordError::BadLength { lsn: Lsn(5), .. })
         ));
         let too_big = Record::page_init(1, PageId::new(0, 0), vec![0; RECORD_BYTES_MAX]);
-        assert!(matches!(
-            too_big.encode(),
-            Err(RecordError::TooLarge { .. })
-        ));
+        assert!(matches!(too_big.encode(), Err(RecordError::TooLarge { .. })));
     }
 
     proptest! {

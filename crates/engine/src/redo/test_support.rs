@@ -57,10 +57,7 @@ impl FileBackend {
 
 impl StorageBackend for FileBackend {
     fn len(&self) -> Result<u64> {
-        self.file
-            .metadata()
-            .map(|m| m.len())
-            .map_err(|e| self.io("stat", 0, e))
+        self.file.metadata().map(|m| m.len()).map_err(|e| self.io("stat", 0, e))
     }
 
     fn read(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
@@ -84,15 +81,11 @@ impl StorageBackend for FileBackend {
     }
 
     fn set_len(&self, len: u64) -> Result<()> {
-        self.file
-            .set_len(len)
-            .map_err(|e| self.io("set_len", len, e))
+        self.file.set_len(len).map_err(|e| self.io("set_len", len, e))
     }
 
     fn sync_data(&self) -> Result<()> {
-        self.file
-            .sync_data()
-            .map_err(|e| self.io("sync_data", 0, e))
+        self.file.sync_data().map_err(|e| self.io("sync_data", 0, e))
     }
 
     fn close(&self) -> Result<()> {

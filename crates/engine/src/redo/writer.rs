@@ -56,9 +56,9 @@ use flushwise_core::Lsn;
 use parking_lot::{Condvar, Mutex, MutexGuard};
 
 use super::log_file::{
-    block_no_of_sn, block_offset, capacity_is_valid, encode_block, file_len, lsn_offset, lsn_to_sn,
-    sn_to_lsn, CheckpointBlock, FileHeader, BLOCK_HDR_SIZE, BLOCK_PAYLOAD, BLOCK_SIZE,
-    CAPACITY_BYTES_MAX, CAPACITY_BYTES_MIN, CHECKPOINT_OFFSETS, DATA_OFFSET,
+    block_no_of_sn, block_offset, capacity_is_valid, encode_block, file_len, lsn_offset, lsn_to_sn, sn_to_lsn,
+    CheckpointBlock, FileHeader, BLOCK_HDR_SIZE, BLOCK_PAYLOAD, BLOCK_SIZE, CAPACITY_BYTES_MAX, CAPACITY_BYTES_MIN,
+    CHECKPOINT_OFFSETS, DATA_OFFSET,
 };
 use super::reader::{self, RecoveryScan};
 use super::record::Record;
@@ -260,10 +260,7 @@ impl Shared {
         let ckpt_block = st.checkpoint_sn / p;
         let used = ceil_div(st.reserved_sn, p) - ckpt_block;
         let after = ceil_div(st.reserved_sn + len, p) - ckpt_block;
-        (
-            (after - used) * b,
-            self.capacity_bytes.saturating_sub(used * b),
-        )
+        ((after - used) * b, self.capacity_bytes.saturating_sub(used * b))
     }
 
     fn take_job(&self, st: &State) -> Job {
@@ -310,18 +307,14 @@ impl Shared {
                     &job.data[from..to],
                 );
             }
-            assert!(
-                n as u64 <= self.n_blocks,
-                "a write batch never exceeds the ring"
-            );
+            assert!(n as u64 <= self.n_blocks, "a write batch never exceeds the ring");
             let first_run = (self.n_blocks - first_block % self.n_blocks).min(n as u64) as usize;
             self.backend.write(
                 block_offset(first_block, self.capacity_bytes),
                 &out[..first_run * BLOCK_SIZE],
             )?;
             if first_run < n {
-                self.backend
-                    .write(DATA_OFFSET, &out[first_run * BLOCK_SIZE..])?;
+                self.backend.write(DATA_OFFSET, &out[first_run * BLOCK_SIZE..])?;
             }
             self.counters.log_writes.fetch_add(1, Ordering::Relaxed);
         }
@@ -404,11 +397,7 @@ fn flusher_loop(shared: Arc<Shared>, interval: Duration) {
         }
         let (target, pending, poisoned) = {
             let st = shared.state.lock();
-            (
-                st.reserved_sn,
-                st.durable_sn < st.reserved_sn,
-                st.poisoned.is_some(),
-            )
+            (st.reserved_sn, st.durable_sn < st.reserved_sn, st.poisoned.is_some())
         };
         if poisoned {
             return;
@@ -417,10 +406,7 @@ fn flusher_loop(shared: Arc<Shared>, interval: Duration) {
             if shared.write_up_to(target, true).is_err() {
                 return; // the log is poisoned; callers see the error
             }
-            shared
-                .counters
-                .background_syncs
-                .fetch_add(1, Ordering::Relaxed);
+            shared.counters.background_syncs.fetch_add(1, Ordering::Relaxed);
         }
     }
 }
@@ -465,11 +451,7 @@ impl RedoLog {
     /// makes what it read durable, starts a new incarnation (written into a
     /// fresh checkpoint block) and resumes appending at the end found.
     /// Returns the log and the records recovery must redo.
-    pub fn open(
-        path: &Path,
-        backend: Arc<dyn StorageBackend>,
-        config: RedoConfig,
-    ) -> Result<(RedoLog, RecoveryScan)> {
+    pub fn open(path: &Path, backend: Arc<dyn StorageBackend>, config: RedoConfig) -> Result<(RedoLog, RecoveryScan)> {
         if !(LOG_BUFFER_BYTES_MIN..=LOG_BUFFER_BYTES_MAX).contains(&config.log_buffer_bytes) {
             return Err(RedoError::InvalidConfig {
                 path: path.to_path_buf(),
@@ -490,15 +472,12 @@ impl RedoLog {
         // make it durable before a checkpoint claims it is.
         backend.sync_data()?;
         let old = rec.checkpoint;
-        let incarnation = old
-            .incarnation
-            .checked_add(1)
-            .ok_or_else(|| RedoError::Corrupt {
-                path: path.to_path_buf(),
-                lsn: old.checkpoint_lsn,
-                offset: old.offset,
-                reason: "incarnation counter exhausted".into(),
-            })?;
+        let incarnation = old.incarnation.checked_add(1).ok_or_else(|| RedoError::Corrupt {
+            path: path.to_path_buf(),
+            lsn: old.checkpoint_lsn,
+            offset: old.offset,
+            reason: "incarnation counter exhausted".into(),
+        })?;
         let checkpoint = CheckpointBlock {
             checkpoint_no: old.checkpoint_no + 1,
             durable_lsn: sn_to_lsn(rec.end_sn),
@@ -676,10 +655,7 @@ impl RedoLog {
                     sn_to_lsn(st.checkpoint_sn)
                 ))
             } else if sn > st.reserved_sn {
-                Some(format!(
-                    "beyond the current lsn {}",
-                    sn_to_lsn(st.reserved_sn)
-                ))
+                Some(format!("beyond the current lsn {}", sn_to_lsn(st.reserved_sn)))
             } else {
                 None
             };

@@ -22,8 +22,7 @@ impl BufferedFile {
     /// Opens `path` read-write; with `create`, creates it if missing.
     pub fn open(path: impl AsRef<Path>, create: bool) -> Result<Self> {
         let path = path.as_ref();
-        let file =
-            PositionalFile::open(path, create, 0).map_err(|e| io_error(path, "open", 0, 0, e))?;
+        let file = PositionalFile::open(path, create, 0).map_err(|e| io_error(path, "open", 0, 0, e))?;
         Ok(Self { file })
     }
 

@@ -43,10 +43,7 @@ impl DirectFile {
             let _ = create;
             Err(StorageError::DirectIoUnsupported {
                 path: path.to_path_buf(),
-                source: io::Error::new(
-                    io::ErrorKind::Unsupported,
-                    "o_direct is only implemented on linux",
-                ),
+                source: io::Error::new(io::ErrorKind::Unsupported, "o_direct is only implemented on linux"),
             })
         }
     }
@@ -153,25 +150,16 @@ mod tests {
         let Some(f) = open_in_tmp(&dir) else { return };
         let buf = AlignedBuf::zeroed(ALIGNMENT);
         let e = f.write(100, &buf).unwrap_err();
-        assert!(
-            matches!(e, StorageError::Unaligned { offset: 100, .. }),
-            "{e}"
-        );
+        assert!(matches!(e, StorageError::Unaligned { offset: 100, .. }), "{e}");
         let e = f.write(0, &buf[..100]).unwrap_err();
         assert!(matches!(e, StorageError::Unaligned { len: 100, .. }), "{e}");
     }
 
     #[test]
     fn einval_at_open_means_direct_io_unsupported() {
-        let e = open_error(
-            Path::new("/x/y"),
-            io::Error::from_raw_os_error(libc::EINVAL),
-        );
+        let e = open_error(Path::new("/x/y"), io::Error::from_raw_os_error(libc::EINVAL));
         assert!(matches!(e, StorageError::DirectIoUnsupported { .. }));
-        let e = open_error(
-            Path::new("/x/y"),
-            io::Error::from_raw_os_error(libc::ENOENT),
-        );
+        let e = open_error(Path::new("/x/y"), io::Error::from_raw_os_error(libc::ENOENT));
         assert!(matches!(e, StorageError::Io { op: "open", .. }));
     }
 }

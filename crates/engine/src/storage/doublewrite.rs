@@ -185,12 +185,10 @@ impl Doublewrite {
         let mut newest: BTreeMap<PageId, (Lsn, AlignedBuf)> = BTreeMap::new();
         // Every slot the file holds, even beyond `self.slots`: a restart with
         // fewer slots must still see copies written before the crash.
-        let slots_in_file =
-            u32::try_from(self.backend.len()? / self.page_size.bytes_u64()).unwrap_or(u32::MAX);
+        let slots_in_file = u32::try_from(self.backend.len()? / self.page_size.bytes_u64()).unwrap_or(u32::MAX);
         let mut buf = AlignedBuf::zeroed(self.page_size.bytes());
         for slot in 0..slots_in_file {
-            self.backend
-                .read(self.page_size.offset_of(slot), &mut buf)?;
+            self.backend.read(self.page_size.offset_of(slot), &mut buf)?;
             report.slots_read += 1;
             let id = page::peek_page_id(&buf);
             match page::verify(&buf, id, &self.path) {

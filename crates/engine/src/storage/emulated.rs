@@ -84,11 +84,7 @@ impl EmulatedDevice {
 
     /// Microseconds since this device's origin.
     pub fn now_us(&self) -> TimeUs {
-        self.origin
-            .elapsed()
-            .as_micros()
-            .try_into()
-            .unwrap_or(TimeUs::MAX)
+        self.origin.elapsed().as_micros().try_into().unwrap_or(TimeUs::MAX)
     }
 
     pub fn describe(&self) -> String {
@@ -132,9 +128,7 @@ impl EmulatedDevice {
         }
         let wait_us = completion_us - now_us;
         std::thread::sleep(Duration::from_micros(wait_us));
-        self.counters
-            .waited_us_total
-            .fetch_add(wait_us, Ordering::Relaxed);
+        self.counters.waited_us_total.fetch_add(wait_us, Ordering::Relaxed);
     }
 }
 
@@ -174,18 +168,16 @@ impl<B: StorageBackend> StorageBackend for EmulatedFile<B> {
     }
 
     fn read(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
-        let completion_us = self
-            .device
-            .submit(IoKind::Read, self.device_offset(offset), buf.len());
+        let completion_us = self.device.submit(IoKind::Read, self.device_offset(offset), buf.len());
         let result = self.inner.read(offset, buf);
         self.device.wait_until(completion_us);
         result
     }
 
     fn write(&self, offset: u64, data: &[u8]) -> Result<()> {
-        let completion_us =
-            self.device
-                .submit(IoKind::Write, self.device_offset(offset), data.len());
+        let completion_us = self
+            .device
+            .submit(IoKind::Write, self.device_offset(offset), data.len());
         let result = self.inner.write(offset, data);
         self.device.wait_until(completion_us);
         result

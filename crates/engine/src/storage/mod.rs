@@ -206,9 +206,7 @@ impl FromStr for IoMode {
         match s.trim().to_ascii_lowercase().as_str() {
             "direct" => Ok(IoMode::Direct),
             "buffered" => Ok(IoMode::Buffered),
-            _ => Err(ParseIoModeError {
-                given: s.to_string(),
-            }),
+            _ => Err(ParseIoModeError { given: s.to_string() }),
         }
     }
 }
@@ -221,11 +219,7 @@ fn open_raw(path: &Path, mode: IoMode, create: bool) -> Result<Box<dyn StorageBa
 }
 
 /// Opens `path` in `mode` behind the sticky-error [`Checked`] wrapper.
-pub fn open_file(
-    path: impl AsRef<Path>,
-    mode: IoMode,
-    create: bool,
-) -> Result<Arc<dyn StorageBackend>> {
+pub fn open_file(path: impl AsRef<Path>, mode: IoMode, create: bool) -> Result<Arc<dyn StorageBackend>> {
     let path = path.as_ref();
     let raw = open_raw(path, mode, create)?;
     Ok(Arc::new(Checked::new(raw, path)))

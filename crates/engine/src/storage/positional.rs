@@ -74,9 +74,7 @@ impl PositionalFile {
     pub(crate) fn read(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
         let wanted = buf.len();
         match self.with_file("read", offset, wanted, |f| f.read_exact_at(buf, offset)) {
-            Err(StorageError::Io { source, .. })
-                if source.kind() == io::ErrorKind::UnexpectedEof =>
-            {
+            Err(StorageError::Io { source, .. }) if source.kind() == io::ErrorKind::UnexpectedEof => {
                 Err(StorageError::ShortRead {
                     path: self.path.clone(),
                     offset,
@@ -88,9 +86,7 @@ impl PositionalFile {
     }
 
     pub(crate) fn write(&self, offset: u64, data: &[u8]) -> Result<()> {
-        self.with_file("write", offset, data.len(), |f| {
-            f.write_all_at(data, offset)
-        })
+        self.with_file("write", offset, data.len(), |f| f.write_all_at(data, offset))
     }
 
     pub(crate) fn set_len(&self, len: u64) -> Result<()> {
@@ -117,13 +113,7 @@ impl PositionalFile {
 }
 
 /// Maps an OS error to the storage error that explains it best.
-pub(crate) fn io_error(
-    path: &Path,
-    op: &'static str,
-    offset: u64,
-    len: usize,
-    source: io::Error,
-) -> StorageError {
+pub(crate) fn io_error(path: &Path, op: &'static str, offset: u64, len: usize, source: io::Error) -> StorageError {
     if source.raw_os_error() == Some(libc::ENOSPC) {
         return StorageError::DiskFull {
             path: path.to_path_buf(),
@@ -164,9 +154,6 @@ mod tests {
         );
         assert!(e.is_disk_full());
         let msg = e.to_string();
-        assert!(
-            msg.contains("/data/t1.ibd: no space left on device"),
-            "{msg}"
-        );
+        assert!(msg.contains("/data/t1.ibd: no space left on device"), "{msg}");
     }
 }

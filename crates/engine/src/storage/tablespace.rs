@@ -42,11 +42,7 @@ pub enum EngineStorageError {
         page_count: u32,
     },
     #[error("{path}: file length {len} is not a multiple of the page size {page_size}")]
-    PartialPage {
-        path: PathBuf,
-        len: u64,
-        page_size: usize,
-    },
+    PartialPage { path: PathBuf, len: u64, page_size: usize },
     #[error("{path}: cannot grow by {n_pages} pages from {page_count}: page numbers are 32-bit")]
     TooManyPages {
         path: PathBuf,
@@ -228,14 +224,13 @@ impl Tablespace {
     pub fn extend(&self, n_pages: u32) -> Result<u32> {
         let _guard = self.extend_lock.lock();
         let first_new = self.page_count();
-        let new_count =
-            first_new
-                .checked_add(n_pages)
-                .ok_or_else(|| EngineStorageError::TooManyPages {
-                    path: self.path.clone(),
-                    page_count: first_new,
-                    n_pages,
-                })?;
+        let new_count = first_new
+            .checked_add(n_pages)
+            .ok_or_else(|| EngineStorageError::TooManyPages {
+                path: self.path.clone(),
+                page_count: first_new,
+                n_pages,
+            })?;
         self.backend.set_len(self.page_size.offset_of(new_count))?;
         self.page_count.store(new_count, Ordering::Release);
         Ok(first_new)

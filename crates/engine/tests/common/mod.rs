@@ -6,9 +6,7 @@ use std::sync::Arc;
 
 use flushwise_core::{Lsn, PageId};
 use flushwise_engine::page::{self, PageSize, PageType};
-use flushwise_engine::storage::{
-    AlignedBuf, BufferedFile, Checked, FaultInjector, IoMode, StorageBackend, Tablespace,
-};
+use flushwise_engine::storage::{AlignedBuf, BufferedFile, Checked, FaultInjector, IoMode, StorageBackend, Tablespace};
 
 pub const PAGE: PageSize = PageSize::DEFAULT;
 
