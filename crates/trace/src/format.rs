@@ -47,7 +47,5 @@ impl TraceHeader {
 
 /// CRC-32C of several byte slices as if they were one.
 pub(crate) fn crc_of(parts: &[&[u8]]) -> u32 {
-    parts
-        .iter()
-        .fold(0u32, |crc, part| crc32c::crc32c_append(crc, part))
+    parts.iter().fold(0u32, |crc, part| crc32c::crc32c_append(crc, part))
 }

@@ -59,9 +59,7 @@ mod record;
 mod writer;
 
 pub use error::TraceError;
-pub use format::{
-    TraceHeader, DESCRIPTION_BYTES_MAX, FORMAT_VERSION, MAGIC, MAX_BLOCK_RECORDS, RECORD_BYTES,
-};
+pub use format::{TraceHeader, DESCRIPTION_BYTES_MAX, FORMAT_VERSION, MAGIC, MAX_BLOCK_RECORDS, RECORD_BYTES};
 pub use reader::TraceReader;
 pub use record::{LatchMode, TraceEvent, TraceRecord, TxnType};
 pub use writer::TraceWriter;

@@ -48,9 +48,7 @@ pub struct ExportOptions {
 
 impl Default for ExportOptions {
     fn default() -> Self {
-        Self {
-            requests_per_tick: 1,
-        }
+        Self { requests_per_tick: 1 }
     }
 }
 
@@ -64,11 +62,7 @@ pub struct ExportSummary {
 
 /// Writes the Fix events of `trace` to `out` as oracleGeneral records,
 /// starting at `out`'s current position.
-pub fn export<R, W>(
-    trace: TraceReader<R>,
-    out: &mut W,
-    options: ExportOptions,
-) -> Result<ExportSummary, TraceError>
+pub fn export<R, W>(trace: TraceReader<R>, out: &mut W, options: ExportOptions) -> Result<ExportSummary, TraceError>
 where
     R: Read,
     W: Read + Write + Seek,
@@ -88,9 +82,7 @@ where
             _ => continue,
         };
         let tick = u32::try_from(requests / requests_per_tick).map_err(|_| TraceError::Export {
-            reason: format!(
-                "request {requests} overflows the 32-bit clock at {requests_per_tick} requests per tick"
-            ),
+            reason: format!("request {requests} overflows the 32-bit clock at {requests_per_tick} requests per tick"),
         })?;
         buffered.extend_from_slice(&tick.to_le_bytes());
         buffered.extend_from_slice(&page.as_u64().to_le_bytes());
@@ -120,19 +112,14 @@ where
             let rec = &mut chunk[i * ORACLE_RECORD_BYTES..(i + 1) * ORACLE_RECORD_BYTES];
             let obj_id = u64::from_le_bytes(le_array(&rec[4..12]));
             let index = chunk_start + i as u64;
-            let next = next_access
-                .insert(obj_id, index)
-                .map_or(-1i64, |later| later as i64);
+            let next = next_access.insert(obj_id, index).map_or(-1i64, |later| later as i64);
             rec[16..24].copy_from_slice(&next.to_le_bytes());
         }
         write_at(out, Some(at), &chunk)?;
         chunk_end = chunk_start;
     }
     seek(out, start + requests * ORACLE_RECORD_BYTES as u64)?;
-    out.flush().map_err(|source| TraceError::Io {
-        offset: start,
-        source,
-    })?;
+    out.flush().map_err(|source| TraceError::Io { offset: start, source })?;
     Ok(ExportSummary {
         requests,
         distinct_pages: next_access.len() as u64,

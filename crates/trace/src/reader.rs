@@ -11,8 +11,8 @@ use std::io::{ErrorKind, Read};
 
 use crate::error::TraceError;
 use crate::format::{
-    crc_of, TraceHeader, BLOCK_HEADER_BYTES, BLOCK_MAGIC, DESCRIPTION_BYTES_MAX, FORMAT_VERSION,
-    HEADER_FIXED_BYTES, MAGIC, MAX_BLOCK_RECORDS, RECORD_BYTES, TRAILER_BYTES, TRAILER_MAGIC,
+    crc_of, TraceHeader, BLOCK_HEADER_BYTES, BLOCK_MAGIC, DESCRIPTION_BYTES_MAX, FORMAT_VERSION, HEADER_FIXED_BYTES,
+    MAGIC, MAX_BLOCK_RECORDS, RECORD_BYTES, TRAILER_BYTES, TRAILER_MAGIC,
 };
 use crate::record::{le_array, TraceRecord};
 
@@ -70,9 +70,7 @@ impl<R: Read> TraceReader<R> {
         if description_len > DESCRIPTION_BYTES_MAX {
             return Err(TraceError::Corrupt {
                 offset: 16,
-                reason: format!(
-                    "description length {description_len} over the limit {DESCRIPTION_BYTES_MAX}"
-                ),
+                reason: format!("description length {description_len} over the limit {DESCRIPTION_BYTES_MAX}"),
             });
         }
         let description_offset = offset;
@@ -135,10 +133,7 @@ impl<R: Read> TraceReader<R> {
             if total != self.total_records {
                 return Err(corrupt(
                     structure_offset,
-                    &format!(
-                        "trailer counts {total} records, the blocks held {}",
-                        self.total_records
-                    ),
+                    &format!("trailer counts {total} records, the blocks held {}", self.total_records),
                 ));
             }
             let mut probe = [0u8; 1];

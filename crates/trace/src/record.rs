@@ -110,13 +110,7 @@ impl TraceRecord {
         }
     }
 
-    pub const fn unfix(
-        agent: u32,
-        page: PageId,
-        latch: LatchMode,
-        modified: bool,
-        redo_bytes: u32,
-    ) -> Self {
+    pub const fn unfix(agent: u32, page: PageId, latch: LatchMode, modified: bool, redo_bytes: u32) -> Self {
         Self {
             agent,
             event: TraceEvent::Unfix {
@@ -249,8 +243,8 @@ impl TraceRecord {
                 if page_raw != 0 || redo_bytes != 0 || flags != 0 {
                     return Err("transaction event carries page fields".to_string());
                 }
-                let txn_type = TxnType::from_code(txn_code)
-                    .ok_or_else(|| format!("unknown transaction type {txn_code}"))?;
+                let txn_type =
+                    TxnType::from_code(txn_code).ok_or_else(|| format!("unknown transaction type {txn_code}"))?;
                 match kind {
                     KIND_TXN_BEGIN => TraceEvent::TxnBegin { txn_type },
                     KIND_TXN_COMMIT => TraceEvent::TxnCommit { txn_type },

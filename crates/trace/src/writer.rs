@@ -9,8 +9,8 @@ use std::io::Write;
 
 use crate::error::TraceError;
 use crate::format::{
-    crc_of, TraceHeader, BLOCK_MAGIC, DESCRIPTION_BYTES_MAX, FORMAT_VERSION, MAGIC,
-    MAX_BLOCK_RECORDS, RECORD_BYTES, TRAILER_MAGIC,
+    crc_of, TraceHeader, BLOCK_MAGIC, DESCRIPTION_BYTES_MAX, FORMAT_VERSION, MAGIC, MAX_BLOCK_RECORDS, RECORD_BYTES,
+    TRAILER_MAGIC,
 };
 use crate::record::TraceRecord;
 
@@ -32,11 +32,7 @@ impl<W: Write> TraceWriter<W> {
 
     /// As [`TraceWriter::new`] with smaller blocks (clamped to
     /// `1..=MAX_BLOCK_RECORDS`), e.g. to test multi-block files cheaply.
-    pub fn with_block_records(
-        inner: W,
-        header: &TraceHeader,
-        block_records_max: u32,
-    ) -> Result<Self, TraceError> {
+    pub fn with_block_records(inner: W, header: &TraceHeader, block_records_max: u32) -> Result<Self, TraceError> {
         let description = header.description.as_bytes();
         if description.len() > DESCRIPTION_BYTES_MAX {
             return Err(TraceError::DescriptionTooLong {
@@ -84,10 +80,7 @@ impl<W: Write> TraceWriter<W> {
         Ok(())
     }
 
-    pub fn write_all<'a>(
-        &mut self,
-        records: impl IntoIterator<Item = &'a TraceRecord>,
-    ) -> Result<(), TraceError> {
+    pub fn write_all<'a>(&mut self, records: impl IntoIterator<Item = &'a TraceRecord>) -> Result<(), TraceError> {
         records.into_iter().try_for_each(|r| self.write(r))
     }
 
@@ -106,9 +99,7 @@ impl<W: Write> TraceWriter<W> {
         trailer.extend_from_slice(&crc.to_le_bytes());
         self.put(&trailer)?;
         let offset = self.offset;
-        self.inner
-            .flush()
-            .map_err(|source| TraceError::Io { offset, source })?;
+        self.inner.flush().map_err(|source| TraceError::Io { offset, source })?;
         Ok(self.inner)
     }
 

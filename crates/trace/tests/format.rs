@@ -6,8 +6,7 @@ use std::io::Cursor;
 use flushwise_core::PageId;
 use flushwise_trace::oracle_general::{self, ExportOptions, OracleRecord, ORACLE_RECORD_BYTES};
 use flushwise_trace::{
-    LatchMode, TraceError, TraceHeader, TraceReader, TraceRecord, TraceWriter, TxnType,
-    RECORD_BYTES,
+    LatchMode, TraceError, TraceHeader, TraceReader, TraceRecord, TraceWriter, TxnType, RECORD_BYTES,
 };
 
 fn sample_records(n: u32) -> Vec<TraceRecord> {
@@ -20,13 +19,7 @@ fn sample_records(n: u32) -> Vec<TraceRecord> {
         out.push(TraceRecord::fix(agent, page, LatchMode::Shared));
         out.push(TraceRecord::unfix(agent, page, LatchMode::Shared, false, 0));
         out.push(TraceRecord::fix(agent, page, LatchMode::Exclusive));
-        out.push(TraceRecord::unfix(
-            agent,
-            page,
-            LatchMode::Exclusive,
-            true,
-            37 + i,
-        ));
+        out.push(TraceRecord::unfix(agent, page, LatchMode::Exclusive, true, 37 + i));
         if i % 10 == 9 {
             out.push(TraceRecord::txn_rollback(agent, txn));
         } else {
@@ -141,10 +134,7 @@ fn writer_refuses_redo_on_an_unmodified_unfix() {
     let header = TraceHeader::new(4096, "");
     let mut writer = TraceWriter::new(Vec::new(), &header).unwrap();
     let bad = TraceRecord::unfix(1, PageId::new(1, 1), LatchMode::Shared, false, 10);
-    assert!(matches!(
-        writer.write(&bad),
-        Err(TraceError::InvalidRecord { .. })
-    ));
+    assert!(matches!(writer.write(&bad), Err(TraceError::InvalidRecord { .. })));
 }
 
 #[test]
@@ -192,9 +182,7 @@ fn oracle_general_matches_a_naive_forward_scan_on_a_longer_trace() {
     let bytes = encode(&records, 3276);
     let mut out = Cursor::new(Vec::new());
     let reader = TraceReader::new(Cursor::new(&bytes)).unwrap();
-    let options = ExportOptions {
-        requests_per_tick: 4,
-    };
+    let options = ExportOptions { requests_per_tick: 4 };
     oracle_general::export(reader, &mut out, options).unwrap();
     let decoded: Vec<OracleRecord> = out
         .into_inner()

@@ -10,10 +10,7 @@ use flushwise_trace::TraceEvent;
 use flushwise_workloads::tpcc_model::{TpccModel, TpccModelConfig, TpccRefGen};
 
 fn arg(n: usize, default: u64) -> u64 {
-    std::env::args()
-        .nth(n)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(default)
+    std::env::args().nth(n).and_then(|s| s.parse().ok()).unwrap_or(default)
 }
 
 fn main() {

@@ -4,9 +4,7 @@ use std::collections::HashMap;
 
 use flushwise_core::PageId;
 use flushwise_trace::{TraceEvent, TraceHeader, TraceRecord, TraceWriter, TxnType};
-use flushwise_workloads::tpcc_model::{
-    nurand, Table, TpccModel, TpccModelConfig, TpccRefGen, Xoshiro256StarStar,
-};
+use flushwise_workloads::tpcc_model::{nurand, Table, TpccModel, TpccModelConfig, TpccRefGen, Xoshiro256StarStar};
 
 fn model(warehouses: u32, seed: u64) -> TpccModel {
     TpccModel::new(TpccModelConfig {
@@ -200,9 +198,9 @@ fn agents_work_on_their_home_warehouse() {
     let mut rng = Xoshiro256StarStar::seed_from_u64(1);
     let mut out = Vec::new();
     m.fill_transaction_of(TxnType::Payment, 3, &mut rng, &mut out);
-    let modified_warehouse = out.iter().any(|r| {
-        matches!(r.event, TraceEvent::Unfix { page, modified: true, .. } if page.space == Table::Warehouse.space())
-    });
+    let modified_warehouse = out.iter().any(
+        |r| matches!(r.event, TraceEvent::Unfix { page, modified: true, .. } if page.space == Table::Warehouse.space()),
+    );
     assert!(modified_warehouse);
     assert!(out.iter().all(|r: &TraceRecord| r.agent == 3));
 }
@@ -251,10 +249,7 @@ fn database_is_about_100_mb_per_warehouse_at_16_kib_pages() {
     }
     let per_warehouse_bytes = (ten.database_pages() - one.database_pages()) as f64 / 9.0 * 16384.0;
     println!("per warehouse: {:.1} MB", per_warehouse_bytes / 1e6);
-    assert!(
-        (90e6..115e6).contains(&per_warehouse_bytes),
-        "{per_warehouse_bytes}"
-    );
+    assert!((90e6..115e6).contains(&per_warehouse_bytes), "{per_warehouse_bytes}");
     let thousand = model(1000, 0);
     let total = thousand.database_pages() as f64 * 16384.0;
     println!("1,000 warehouses: {:.1} GB", total / 1e9);

@@ -43,8 +43,8 @@ pub use schema::{Table, Tree};
 
 use schema::{
     PageBudget, CUSTOMERS_PER_DISTRICT, DISTRICTS_PER_WAREHOUSE, FIRST_INITIAL_NEW_ORDER,
-    INITIAL_NEW_ORDERS_PER_DISTRICT, INITIAL_ORDERS_PER_DISTRICT, ITEMS, MAX_HEIGHT,
-    ORDER_LINE_SLOTS_PER_ORDER, STOCK_PER_WAREHOUSE,
+    INITIAL_NEW_ORDERS_PER_DISTRICT, INITIAL_ORDERS_PER_DISTRICT, ITEMS, MAX_HEIGHT, ORDER_LINE_SLOTS_PER_ORDER,
+    STOCK_PER_WAREHOUSE,
 };
 
 /// Most warehouses the layout is checked for (page numbers stay 32-bit
@@ -184,10 +184,7 @@ impl TpccModel {
     pub fn new(config: TpccModelConfig) -> Result<Self, TpccModelError> {
         let invalid = |reason: String| Err(TpccModelError::InvalidConfig { reason });
         if config.warehouses == 0 || config.warehouses > WAREHOUSES_MAX {
-            return invalid(format!(
-                "warehouses {} outside 1..={WAREHOUSES_MAX}",
-                config.warehouses
-            ));
+            return invalid(format!("warehouses {} outside 1..={WAREHOUSES_MAX}", config.warehouses));
         }
         if !(4096..=65536).contains(&config.page_size_bytes) {
             return invalid(format!(
@@ -196,10 +193,7 @@ impl TpccModel {
             ));
         }
         if !(50..=100).contains(&config.leaf_fill_percent) {
-            return invalid(format!(
-                "leaf fill {} % outside 50..=100",
-                config.leaf_fill_percent
-            ));
+            return invalid(format!("leaf fill {} % outside 50..=100", config.leaf_fill_percent));
         }
         let w = u64::from(config.warehouses);
         let districts = w * DISTRICTS_PER_WAREHOUSE;
@@ -214,15 +208,8 @@ impl TpccModel {
                     Tree::new_static(table, customers, budget)
                 }
                 Table::History => Tree::new_static(table, customers, budget),
-                Table::NewOrder => Tree::new_per_district(
-                    table,
-                    districts,
-                    INITIAL_NEW_ORDERS_PER_DISTRICT,
-                    budget,
-                ),
-                Table::Order => {
-                    Tree::new_per_district(table, districts, INITIAL_ORDERS_PER_DISTRICT, budget)
-                }
+                Table::NewOrder => Tree::new_per_district(table, districts, INITIAL_NEW_ORDERS_PER_DISTRICT, budget),
+                Table::Order => Tree::new_per_district(table, districts, INITIAL_ORDERS_PER_DISTRICT, budget),
                 Table::OrderLine => Tree::new_per_district(
                     table,
                     districts,
@@ -238,8 +225,7 @@ impl TpccModel {
             next_o_id: INITIAL_ORDERS_PER_DISTRICT + 1,
             oldest_new_order: FIRST_INITIAL_NEW_ORDER,
             order_last_slot: tree(Table::Order).leaf_slot(INITIAL_ORDERS_PER_DISTRICT - 1),
-            new_order_last_slot: tree(Table::NewOrder)
-                .leaf_slot(INITIAL_NEW_ORDERS_PER_DISTRICT - 1),
+            new_order_last_slot: tree(Table::NewOrder).leaf_slot(INITIAL_NEW_ORDERS_PER_DISTRICT - 1),
             order_line_last_slot: tree(Table::OrderLine)
                 .leaf_slot(INITIAL_ORDERS_PER_DISTRICT * ORDER_LINE_SLOTS_PER_ORDER - 1),
         };
@@ -356,12 +342,7 @@ impl TpccModel {
 
     /// As [`TpccModel::next_transaction`], appending to `out`; returns the
     /// type drawn.
-    pub fn fill_transaction(
-        &mut self,
-        agent: u32,
-        rng: &mut impl Rng64,
-        out: &mut Vec<TraceRecord>,
-    ) -> TxnType {
+    pub fn fill_transaction(&mut self, agent: u32, rng: &mut impl Rng64, out: &mut Vec<TraceRecord>) -> TxnType {
         let txn_type = match rng.below(100) {
             0..=44 => TxnType::NewOrder,
             45..=87 => TxnType::Payment,
@@ -417,14 +398,7 @@ fn last_name_ranks() -> Vec<u16> {
     const SYLLABLES: [&str; 10] = [
         "BAR", "OUGHT", "ABLE", "PRI", "PRES", "ESE", "ANTI", "CALLY", "ATION", "EING",
     ];
-    let name = |n: usize| {
-        format!(
-            "{}{}{}",
-            SYLLABLES[n / 100],
-            SYLLABLES[n / 10 % 10],
-            SYLLABLES[n % 10]
-        )
-    };
+    let name = |n: usize| format!("{}{}{}", SYLLABLES[n / 100], SYLLABLES[n / 10 % 10], SYLLABLES[n % 10]);
     let mut order: Vec<usize> = (0..1000).collect();
     order.sort_by_key(|&n| (name(n), n));
     let mut rank = vec![0u16; 1000];
@@ -484,8 +458,7 @@ impl Iterator for TpccRefGen {
             self.next_record = 0;
             let agent = self.next_agent;
             self.next_agent = (self.next_agent + 1) % self.agents;
-            self.model
-                .fill_transaction(agent, &mut self.rng, &mut self.buffer);
+            self.model.fill_transaction(agent, &mut self.rng, &mut self.buffer);
         }
         let record = self.buffer[self.next_record];
         self.next_record += 1;

@@ -71,8 +71,7 @@ pub const STOCK_PER_WAREHOUSE: u64 = 100_000;
 pub const INITIAL_ORDERS_PER_DISTRICT: u64 = 3_000;
 /// Orders 2,101..=3,000 of each district start undelivered (clause 4.3.3.1).
 pub const INITIAL_NEW_ORDERS_PER_DISTRICT: u64 = 900;
-pub const FIRST_INITIAL_NEW_ORDER: u64 =
-    INITIAL_ORDERS_PER_DISTRICT - INITIAL_NEW_ORDERS_PER_DISTRICT + 1;
+pub const FIRST_INITIAL_NEW_ORDER: u64 = INITIAL_ORDERS_PER_DISTRICT - INITIAL_NEW_ORDERS_PER_DISTRICT + 1;
 /// Average lines per order (uniform 5..=15); ORDER_LINE reserves this many
 /// key ordinals per order.
 pub const ORDER_LINE_SLOTS_PER_ORDER: u64 = 10;
@@ -291,10 +290,7 @@ impl Tree {
         let mut height = 1;
         counts[0] = rows.div_ceil(rows_per_leaf).max(1);
         while counts[height - 1] > 1 {
-            assert!(
-                height < MAX_HEIGHT,
-                "{table:?} deeper than {MAX_HEIGHT} levels"
-            );
+            assert!(height < MAX_HEIGHT, "{table:?} deeper than {MAX_HEIGHT} levels");
             counts[height] = counts[height - 1].div_ceil(fanout);
             height += 1;
         }
@@ -322,12 +318,7 @@ impl Tree {
 
     /// A tree of `districts` key ranges of `rows_per_district` rows each,
     /// every range starting on its own leaf and growing at its right edge.
-    pub fn new_per_district(
-        table: Table,
-        districts: u64,
-        rows_per_district: u64,
-        budget: PageBudget,
-    ) -> Tree {
+    pub fn new_per_district(table: Table, districts: u64, rows_per_district: u64, budget: PageBudget) -> Tree {
         let rows_per_leaf = budget.rows_per_leaf(table);
         let fanout = budget.fanout(table);
         let leaves_per_district = rows_per_district.div_ceil(rows_per_leaf).max(1);
@@ -338,10 +329,7 @@ impl Tree {
             height += 1;
         }
         let height = height.max(2);
-        assert!(
-            height <= MAX_HEIGHT,
-            "{table:?} deeper than {MAX_HEIGHT} levels"
-        );
+        assert!(height <= MAX_HEIGHT, "{table:?} deeper than {MAX_HEIGHT} levels");
         let mut districts_per_node = [1u64; MAX_HEIGHT];
         let mut slots_per_node = [1u64; MAX_HEIGHT];
         let mut groups = [districts; MAX_HEIGHT];

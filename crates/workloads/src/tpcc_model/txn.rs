@@ -36,8 +36,7 @@ use flushwise_trace::{LatchMode, TraceRecord, TxnType};
 use super::rng::{mix64, nurand, Rng64, SplitMix64};
 use super::schema::{
     path_of, Path, Table, CUSTOMERS_PER_DISTRICT, CUSTOMERS_PER_LAST_NAME, DISTRICTS_PER_WAREHOUSE,
-    FIRST_INITIAL_NEW_ORDER, INITIAL_ORDERS_PER_DISTRICT, ITEMS, ORDER_LINE_SLOTS_PER_ORDER,
-    STOCK_PER_WAREHOUSE,
+    FIRST_INITIAL_NEW_ORDER, INITIAL_ORDERS_PER_DISTRICT, ITEMS, ORDER_LINE_SLOTS_PER_ORDER, STOCK_PER_WAREHOUSE,
 };
 use super::{district_index, TpccModel};
 
@@ -66,8 +65,7 @@ const fn insert_redo(table: Table) -> u32 {
     REDO_RECORD_HEADER_BYTES + REDO_INDEX_DESCRIPTOR_BYTES + table.entry_bytes() as u32
 }
 
-const DELETE_MARK_REDO: u32 =
-    REDO_RECORD_HEADER_BYTES + REDO_INDEX_DESCRIPTOR_BYTES + REDO_MVCC_FIELDS_BYTES;
+const DELETE_MARK_REDO: u32 = REDO_RECORD_HEADER_BYTES + REDO_INDEX_DESCRIPTOR_BYTES + REDO_MVCC_FIELDS_BYTES;
 
 const fn node_pointer_redo(table: Table) -> u32 {
     REDO_RECORD_HEADER_BYTES + REDO_INDEX_DESCRIPTOR_BYTES + table.key_bytes() as u32 + 9
@@ -86,13 +84,8 @@ impl Emitter<'_> {
 
     /// Modified iff `redo_bytes > 0`.
     fn unfix(&mut self, page: PageId, latch: LatchMode, redo_bytes: u32) {
-        self.out.push(TraceRecord::unfix(
-            self.agent,
-            page,
-            latch,
-            redo_bytes > 0,
-            redo_bytes,
-        ));
+        self.out
+            .push(TraceRecord::unfix(self.agent, page, latch, redo_bytes > 0, redo_bytes));
     }
 
     fn begin(&mut self, txn_type: TxnType) {
@@ -104,8 +97,7 @@ impl Emitter<'_> {
     }
 
     fn rollback(&mut self, txn_type: TxnType) {
-        self.out
-            .push(TraceRecord::txn_rollback(self.agent, txn_type));
+        self.out.push(TraceRecord::txn_rollback(self.agent, txn_type));
     }
 
     /// Root to leaf with latch coupling; returns with the leaf fixed in
@@ -157,17 +149,9 @@ impl Emitter<'_> {
             self.fix(page, LatchMode::Exclusive);
         }
         self.unfix(old[h - 1], LatchMode::Exclusive, REDO_PAGE_LINK_BYTES);
-        self.unfix(
-            new[h - 1],
-            LatchMode::Exclusive,
-            REDO_PAGE_CREATE_BYTES + row_redo,
-        );
+        self.unfix(new[h - 1], LatchMode::Exclusive, REDO_PAGE_CREATE_BYTES + row_redo);
         for &page in new[first_new..h - 1].iter().rev() {
-            self.unfix(
-                page,
-                LatchMode::Exclusive,
-                REDO_PAGE_CREATE_BYTES + pointer_redo,
-            );
+            self.unfix(page, LatchMode::Exclusive, REDO_PAGE_CREATE_BYTES + pointer_redo);
         }
         self.unfix(old[first_new - 1], LatchMode::Exclusive, pointer_redo);
         (h - first_new) as u64
@@ -196,11 +180,7 @@ impl TpccModel {
     }
 
     fn customer_path(&self, district: u64, c_id: u64) -> Path {
-        self.path(
-            Table::Customer,
-            0,
-            district * CUSTOMERS_PER_DISTRICT + c_id - 1,
-        )
+        self.path(Table::Customer, 0, district * CUSTOMERS_PER_DISTRICT + c_id - 1)
     }
 
     fn stock_path(&self, w_id: u64, i_id: u64) -> Path {
@@ -244,14 +224,7 @@ impl TpccModel {
 
     /// Inserts key ordinal `pos` into a per-district tree, splitting when it
     /// starts a new leaf. Returns the leaf path the row went to.
-    fn insert_right(
-        &mut self,
-        e: &mut Emitter<'_>,
-        table: Table,
-        edge: RightEdge,
-        district: u64,
-        pos: u64,
-    ) -> Path {
+    fn insert_right(&mut self, e: &mut Emitter<'_>, table: Table, edge: RightEdge, district: u64, pos: u64) -> Path {
         let redo = insert_redo(table);
         let tree = self.tree(table);
         let slot = tree.leaf_slot(pos);
@@ -349,12 +322,7 @@ impl TpccModel {
     /// ceil(n/2) in C_FIRST order). Each of the 1,000 names owns
     /// `CUSTOMERS_PER_LAST_NAME` consecutive index entries: customer
     /// `n + 1` (loaded with name n) and two drawn from 1001..=3000.
-    fn customer_by_last_name(
-        &self,
-        e: &mut Emitter<'_>,
-        district: u64,
-        rng: &mut impl Rng64,
-    ) -> u64 {
+    fn customer_by_last_name(&self, e: &mut Emitter<'_>, district: u64, rng: &mut impl Rng64) -> u64 {
         let n = nurand(rng, 255, self.constants.c_last_run, 0, 999);
         let rank = u64::from(self.last_name_rank[n as usize]);
         let base = district * CUSTOMERS_PER_DISTRICT + rank * CUSTOMERS_PER_LAST_NAME;
@@ -424,11 +392,7 @@ impl TpccModel {
             0,
             g * CUSTOMERS_PER_DISTRICT + attrs.customer - 1,
         );
-        e.access(
-            &by_customer,
-            LatchMode::Exclusive,
-            insert_redo(Table::OrderByCustomer),
-        );
+        e.access(&by_customer, LatchMode::Exclusive, insert_redo(Table::OrderByCustomer));
         undo.push((by_customer, insert_redo(Table::OrderByCustomer)));
 
         for ol in 1..=attrs.line_count {
@@ -476,10 +440,7 @@ impl TpccModel {
         let g = district_index(w_id, d_id);
         let (c_w, c_d) = if self.config.warehouses > 1 && rng.percent(15) {
             self.stats.remote_payments += 1;
-            (
-                self.other_warehouse(w, rng),
-                rng.between(1, DISTRICTS_PER_WAREHOUSE),
-            )
+            (self.other_warehouse(w, rng), rng.between(1, DISTRICTS_PER_WAREHOUSE))
         } else {
             (w, u64::from(d_id))
         };
@@ -528,11 +489,7 @@ impl TpccModel {
         };
         // The customer's newest order via (w, d, c, o_id) descending.
         e.access(
-            &self.path(
-                Table::OrderByCustomer,
-                0,
-                g * CUSTOMERS_PER_DISTRICT + c_id - 1,
-            ),
+            &self.path(Table::OrderByCustomer, 0, g * CUSTOMERS_PER_DISTRICT + c_id - 1),
             LatchMode::Shared,
             0,
         );
@@ -544,21 +501,12 @@ impl TpccModel {
         let o_id = if newest > INITIAL_ORDERS_PER_DISTRICT + back {
             newest - back
         } else {
-            1 + self
-                .keyed(g, c_id, 0x01D)
-                .below(INITIAL_ORDERS_PER_DISTRICT)
+            1 + self.keyed(g, c_id, 0x01D).below(INITIAL_ORDERS_PER_DISTRICT)
         };
         e.access(&self.path(Table::Order, g, o_id - 1), LatchMode::Shared, 0);
         let lines = self.order_attrs(g, o_id).line_count;
         let lo = (o_id - 1) * ORDER_LINE_SLOTS_PER_ORDER;
-        self.scan(
-            e,
-            Table::OrderLine,
-            g,
-            lo..=lo + lines - 1,
-            LatchMode::Shared,
-            0,
-        );
+        self.scan(e, Table::OrderLine, g, lo..=lo + lines - 1, LatchMode::Shared, 0);
         e.commit(txn);
     }
 
