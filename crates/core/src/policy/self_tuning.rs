@@ -20,6 +20,14 @@
 //!   NP_req_flush; else, if NP_flush > 0, NP_flush^stable <- NP_flush.
 //!   Then `sleep(1 s - T_flushing)`.
 //!
+//! Reading of line 20 (`NP_dirty > 0 and Pscan + NP_dirty <= |LRU|`): the
+//! text explains the second clause as "Pscan obviously cannot exceed
+//! |LRU|". Taken literally the clause freezes Pscan exactly when
+//! synchronous replacement writes are heaviest (NP_dirty sums the pages
+//! scanned by every single-page flush of the second, and can exceed |LRU|).
+//! The default, [`ScanDepthRaise::CappedAtLru`], raises Pscan by NP_dirty
+//! up to |LRU|; [`ScanDepthRaise::Literal`] keeps the flow chart's test.
+//!
 //! `innodb_io_capacity_max` is 2 x Pio with no lower limit (§4.3). Pscan_MIN
 //! and Pio_MIN are InnoDB's minima for `innodb_lru_scan_depth` (100,
 //! WL#5580) and `innodb_io_capacity` (100, MySQL 5.6 manual).
@@ -31,8 +39,18 @@ use crate::adaptive_flushing::{AdaptiveFlushing, AdaptiveFlushingConfig};
 use crate::policy::{FlushListPlan, FlushPolicy, IterationPlan, IterationReport, Plan, PolicyCtx, Sleep};
 use crate::types::{TimeUs, SECOND_US};
 
+/// How line 20 of Algorithm 3 bounds a raise of Pscan by |LRU|.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ScanDepthRaise {
+    /// Raise by NP_dirty, but never above |LRU| (the text's explanation).
+    CappedAtLru,
+    /// Raise only if Pscan + NP_dirty <= |LRU| (the flow chart's test).
+    Literal,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SelfTuningConfig {
+    pub scan_depth_raise: ScanDepthRaise,
     /// Initial Pscan (MySQL's default, 1024).
     pub initial_lru_scan_depth: u32,
     /// Initial Pio (MySQL's default, 200).
@@ -49,6 +67,7 @@ pub struct SelfTuningConfig {
 impl Default for SelfTuningConfig {
     fn default() -> Self {
         Self {
+            scan_depth_raise: ScanDepthRaise::CappedAtLru,
             initial_lru_scan_depth: 1024,
             initial_io_capacity: 200,
             min_lru_scan_depth: 100,
@@ -159,8 +178,12 @@ impl SelfTuning {
         let lru = u64::from(r.lru_len);
         let free = r.free_len;
         let pscan = self.lru_scan_depth;
-        if np_dirty > 0 && u64::from(pscan) + np_dirty <= lru {
-            self.lru_scan_depth = pscan + np_dirty as u32;
+        let raise = match self.config.scan_depth_raise {
+            ScanDepthRaise::CappedAtLru => np_dirty > 0 && u64::from(pscan) < lru,
+            ScanDepthRaise::Literal => np_dirty > 0 && u64::from(pscan) + np_dirty <= lru,
+        };
+        if raise {
+            self.lru_scan_depth = (u64::from(pscan) + np_dirty).min(lru) as u32;
             let new = self.lru_scan_depth;
             ctx.decide("sync_replacement_raises_scan_depth", || {
                 format!("NP_dirty={np_dirty}: Pscan {pscan} -> {new} (|LRU|={lru})")
@@ -317,8 +340,25 @@ mod tests {
     }
 
     #[test]
-    fn scan_depth_never_raised_beyond_lru_length() {
+    fn scan_depth_raise_is_capped_at_lru_length() {
         let mut st = tuned(3990, 200, 200);
+        let mut r = report(100);
+        r.user.dirty_victim_scanned = 20;
+        r.np_lru = 5;
+        end(&mut st, &r);
+        assert_eq!(st.lru_scan_depth(), 4000, "Pscan obviously cannot exceed |LRU|");
+        end(&mut st, &r);
+        assert_eq!(st.lru_scan_depth(), 4000);
+    }
+
+    #[test]
+    fn literal_flow_chart_does_not_raise_scan_depth_past_lru_length() {
+        let mut st = SelfTuning::new(SelfTuningConfig {
+            scan_depth_raise: ScanDepthRaise::Literal,
+            ..SelfTuningConfig::default()
+        });
+        st.lru_scan_depth = 3990;
+        st.np_req_flush = 200;
         let mut r = report(100);
         r.user.dirty_victim_scanned = 20;
         r.np_lru = 5;
