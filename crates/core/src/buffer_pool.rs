@@ -189,8 +189,10 @@ pub enum FixOutcome {
     /// write this dirty page synchronously, report `complete_write`, and ask
     /// again with `attempt + 1`.
     SyncReplacementWrite(WriteOrder),
-    /// Every frame is fixed or under I/O: wait for a completion and ask again
-    /// with `attempt + 1`.
+    /// No frame can be freed now (every page is fixed or under I/O, or the
+    /// dirty pages are all being written): wait for an unfix or an I/O
+    /// completion and ask again with `attempt + 1` (which scans the whole
+    /// LRU for a clean victim).
     NoFrame,
 }
 
@@ -498,16 +500,18 @@ impl BufferPool {
 
     /// A user asks for `page` at `now_us`. `attempt` is 0 for a new request
     /// and counts retries after `SyncReplacementWrite` or `NoFrame` (the
-    /// second and later attempts scan the whole LRU, as InnoDB does).
+    /// second and later attempts scan the whole LRU, as InnoDB does); a retry
+    /// after `WaitRead` keeps its attempt. The request is counted once, when
+    /// it is served (`Hit` or `Miss`).
     pub fn fix(&mut self, page: PageId, intent: FixIntent, attempt: u32, now_us: TimeUs) -> FixOutcome {
-        if attempt == 0 {
-            self.counters.requests += 1;
-        }
         if let Some(&index) = self.page_table.get(&page) {
             let frame = &mut self.frames[index as usize];
             if frame.io == Io::Read {
                 return FixOutcome::WaitRead(FrameId(index));
             }
+            // A request is counted once, when it is served (retries after a
+            // wait are the same request).
+            self.counters.requests += 1;
             frame.fix_count += 1;
             self.on_access(index, now_us);
             return FixOutcome::Hit(FrameId(index));
@@ -516,6 +520,7 @@ impl BufferPool {
             Ok(index) => index,
             Err(outcome) => return outcome,
         };
+        self.counters.requests += 1;
         let frame = &mut self.frames[index as usize];
         frame.page = page;
         frame.resident = true;
@@ -826,6 +831,22 @@ impl BufferPool {
             cursor = self.lru_prev(cursor);
         }
         self.counters.dirty_victim_scanned += scanned;
+        // Nothing to flush: InnoDB's next iteration follows at once (it only
+        // sleeps from the third) and scans the whole LRU for a clean victim.
+        if attempt == 0 {
+            let mut cursor = self.lru_tail();
+            let mut scanned = 0u64;
+            while cursor != NIL {
+                scanned += 1;
+                if self.frames[cursor as usize].replaceable() {
+                    self.counters.clean_victim_scanned += scanned;
+                    self.unlink_resident(cursor);
+                    return Ok(cursor);
+                }
+                cursor = self.lru_prev(cursor);
+            }
+            self.counters.clean_victim_scanned += scanned;
+        }
         Err(FixOutcome::NoFrame)
     }
 
