@@ -208,3 +208,199 @@ impl AdaptiveFlushing {
         self.sum_pages += u64::from(pages);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! The arithmetic of `page_cleaner_flush_pages_if_needed` checked against
+    //! the worked numbers of `shared/reference/innodb-flushing.md` §1.2 and §2.
+    use super::*;
+    use crate::buffer_pool::{BufferPoolConfig, FixIntent, FixOutcome};
+    use crate::types::PageId;
+
+    /// A pool of `frames` frames with every frame holding a page, `dirty` of
+    /// them modified (redo `lsn..lsn+10`, one after the other from LSN 2).
+    fn pool_with_dirty(frames: u32, dirty: u32) -> BufferPool {
+        let mut pool = BufferPool::new(BufferPoolConfig::small(frames), Lsn(1)).unwrap();
+        for n in 0..frames {
+            let FixOutcome::Miss(f) = pool.fix(PageId::new(1, n), FixIntent::Read, 0, 0) else {
+                panic!("page {n} should miss")
+            };
+            pool.complete_read(f);
+            if n < dirty {
+                let start = Lsn(2 + 10 * u64::from(n));
+                pool.note_modification(f, start, start.advance(10));
+            }
+            pool.unfix(f);
+        }
+        assert_eq!(pool.dirty_pages(), dirty);
+        pool
+    }
+
+    fn heuristic(config: AdaptiveFlushingConfig) -> AdaptiveFlushing {
+        AdaptiveFlushing::new(config)
+    }
+
+    /// The smallest age whose `100 x age / max_async` is exactly `f`.
+    fn age_for_factor(pool: &BufferPool, f: u64) -> u64 {
+        let max_async = pool.redo().margins.max_modified_age_async_bytes;
+        (f * max_async).div_ceil(100)
+    }
+
+    #[test]
+    fn pct_for_dirty_is_100_above_max_with_lwm_zero() {
+        let af = heuristic(AdaptiveFlushingConfig::default());
+        assert_eq!(af.config.max_dirty_pages_pct_lwm, 0);
+        // dirty% = dirty x 100 / (1 + LRU + free) = dirty x 100 / 101.
+        assert_eq!(af.pct_for_dirty(&pool_with_dirty(100, 91)), 0, "90% is not above 90");
+        assert_eq!(af.pct_for_dirty(&pool_with_dirty(100, 92)), 100, "91% is above 90");
+        assert_eq!(
+            af.pct_for_dirty(&pool_with_dirty(100, 50)),
+            0,
+            "no low-water mark: nothing below max"
+        );
+    }
+
+    #[test]
+    fn pct_for_dirty_scales_above_lwm() {
+        let af = heuristic(AdaptiveFlushingConfig {
+            max_dirty_pages_pct_lwm: 10,
+            ..AdaptiveFlushingConfig::default()
+        });
+        // 10 dirty of 100: 1000 / 101 = 9% <= lwm.
+        assert_eq!(af.pct_for_dirty(&pool_with_dirty(100, 10)), 0);
+        // 50 dirty: 49% -> 49 x 100 / 91 = 53 (integer arithmetic as in InnoDB).
+        assert_eq!(af.pct_for_dirty(&pool_with_dirty(100, 50)), 53);
+        // 95 dirty: 94% -> 103, past 100: the heuristic does not clamp here.
+        assert_eq!(af.pct_for_dirty(&pool_with_dirty(100, 95)), 94 * 100 / 91);
+    }
+
+    #[test]
+    fn pct_for_lsn_is_zero_below_adaptive_flushing_lwm() {
+        let pool = pool_with_dirty(64, 0);
+        let af = heuristic(AdaptiveFlushingConfig::default());
+        let lwm = pool.redo().margins.group_capacity_bytes / 10;
+        assert_eq!(af.pct_for_lsn(&pool, 0, 200, 2000), 0);
+        assert_eq!(af.pct_for_lsn(&pool, lwm - 1, 200, 2000), 0);
+        assert!(af.pct_for_lsn(&pool, lwm, 200, 2000) > 0, "at the lwm the curve starts");
+    }
+
+    #[test]
+    fn pct_for_lsn_matches_innodb_formula() {
+        let pool = pool_with_dirty(64, 0);
+        let af = heuristic(AdaptiveFlushingConfig::default());
+        // Reference §1.2 (derived): io 200, io_max 2000 -> ratio 10;
+        // f = 100 gives 10 x 100^1.5 / 7.5 = 1333 %, f = 50 about 471 %.
+        assert_eq!(af.pct_for_lsn(&pool, age_for_factor(&pool, 100), 200, 2000), 1333);
+        assert_eq!(af.pct_for_lsn(&pool, age_for_factor(&pool, 50), 200, 2000), 471);
+        // The capacity ratio is an integer division: 2000 / 300 = 6, not 6.67.
+        assert_eq!(af.pct_for_lsn(&pool, age_for_factor(&pool, 100), 300, 2000), 800);
+        // Past max_modified_age_async the curve keeps climbing (f = 150).
+        assert_eq!(af.pct_for_lsn(&pool, age_for_factor(&pool, 150), 200, 2000), 2449);
+    }
+
+    #[test]
+    fn high_checkpoint_flattens_the_curve_below_f_93() {
+        let pool = pool_with_dirty(64, 0);
+        let legacy = heuristic(AdaptiveFlushingConfig::default());
+        let high = heuristic(AdaptiveFlushingConfig {
+            lsn_age_factor: LsnAgeFactor::HighCheckpoint,
+            ..AdaptiveFlushingConfig::default()
+        });
+        // Reference §2 (derived): the curves cross at f ~= 93; at f = 50
+        // high_checkpoint flushes about 0.54x as much as legacy.
+        let at = |af: &AdaptiveFlushing, f: u64| af.pct_for_lsn(&pool, age_for_factor(&pool, f), 200, 2000);
+        assert_eq!(at(&high, 50), 252);
+        let ratio = at(&high, 50) as f64 / at(&legacy, 50) as f64;
+        assert!((ratio - 0.54).abs() < 0.01, "{ratio}");
+        for f in 1..=93 {
+            let (l, h) = (at(&legacy, f), at(&high, f));
+            assert!(h < l || l == 0, "f={f}: high_checkpoint {h} should be below legacy {l}");
+        }
+        for f in 94..=300 {
+            let (l, h) = (at(&legacy, f), at(&high, f));
+            assert!(h > l, "f={f}: high_checkpoint {h} should be above legacy {l}");
+        }
+    }
+
+    #[test]
+    fn first_call_and_no_redo_progress_return_none() {
+        let mut pool = pool_with_dirty(64, 4);
+        let mut af = heuristic(AdaptiveFlushingConfig::default());
+        assert_eq!(af.recommend(&pool, 200, 2000), None, "first call only records the LSN");
+        assert_eq!(af.recommend(&pool, 200, 2000), None, "no redo since");
+        pool.note_redo(pool.current_lsn().advance(1000));
+        let rec = af.recommend(&pool, 200, 2000).expect("redo moved");
+        assert_eq!(rec.age_bytes, pool.redo_age_bytes());
+        // prev_lsn only moves at an averaging point, so redo progress since
+        // the first call keeps the heuristic running.
+        assert!(af.recommend(&pool, 200, 2000).is_some());
+    }
+
+    #[test]
+    fn recommendation_is_capped_at_io_capacity_max() {
+        let mut pool = pool_with_dirty(64, 1);
+        let mut af = heuristic(AdaptiveFlushingConfig::default());
+        assert_eq!(af.recommend(&pool, 200, 2000), None);
+        // Age at f = 150: PCT_IO(2449 %) = 4898 pages, halved with a zero
+        // page rate = 2449 > io_capacity_max.
+        let age = age_for_factor(&pool, 150);
+        pool.note_redo(pool.oldest_modification().advance(age));
+        let rec = af.recommend(&pool, 200, 2000).unwrap();
+        assert_eq!(rec.pct_for_lsn, 2449);
+        assert_eq!(rec.pages, 2000, "capped at io_capacity_max");
+        // Below the cap, the formula shows through: f = 100 -> 2666 / 2.
+        let mut pool = pool_with_dirty(64, 1);
+        let mut af = heuristic(AdaptiveFlushingConfig::default());
+        af.recommend(&pool, 200, 2000);
+        pool.note_redo(pool.oldest_modification().advance(age_for_factor(&pool, 100)));
+        assert_eq!(af.recommend(&pool, 200, 2000).unwrap().pages, 1333);
+        // A dirty-page emergency is capped too: PCT_IO(100) with io 4000 > io_max 3000.
+        let mut pool = pool_with_dirty(100, 95);
+        let mut af = heuristic(AdaptiveFlushingConfig::default());
+        af.recommend(&pool, 4000, 3000);
+        pool.note_redo(pool.current_lsn().advance(10));
+        let rec = af.recommend(&pool, 4000, 3000).unwrap();
+        assert_eq!(rec.pct_for_dirty, 100);
+        assert_eq!(rec.pages, 2000, "(4000 + 0) / 2 is under the cap");
+        let mut af = heuristic(AdaptiveFlushingConfig::default());
+        af.recommend(&pool, 8000, 3000);
+        pool.note_redo(pool.current_lsn().advance(10));
+        assert_eq!(af.recommend(&pool, 8000, 3000).unwrap().pages, 3000);
+    }
+
+    #[test]
+    fn averages_update_every_flushing_avg_loops_iterations() {
+        let mut pool = pool_with_dirty(64, 1);
+        let mut af = heuristic(AdaptiveFlushingConfig {
+            flushing_avg_loops: 3,
+            ..AdaptiveFlushingConfig::default()
+        });
+        assert_eq!(af.recommend(&pool, 200, 2000), None);
+        let mut rates = Vec::new();
+        for _ in 0..6 {
+            pool.note_redo(pool.current_lsn().advance(3000));
+            let rec = af.recommend(&pool, 200, 2000).unwrap();
+            af.record_flushed(30);
+            rates.push((af.avg_page_rate(), af.lsn_avg_rate(), rec.lsn_limit));
+        }
+        let oldest = pool.oldest_modification();
+        // Iterations 1-2: nothing averaged yet; the LSN limit is the oldest
+        // modification itself (lsn_avg_rate 0 flushes nothing).
+        assert_eq!(rates[0], (0, 0, oldest));
+        assert_eq!(rates[1].0, 0);
+        // Iteration 3: sum_pages = 60 over 3 loops -> (20 + 0) / 2 = 10;
+        // 9000 bytes of redo over 3 loops -> (0 + 3000) / 2 = 1500.
+        assert_eq!((rates[2].0, rates[2].1), (10, 1500));
+        assert_eq!(
+            (rates[3].0, rates[3].1),
+            (10, 1500),
+            "unchanged between averaging points"
+        );
+        assert_eq!((rates[4].0, rates[4].1), (10, 1500));
+        // Iteration 6: sum_pages = 90 -> (30 + 10) / 2 = 20; (1500 + 3000) / 2 = 2250.
+        assert_eq!((rates[5].0, rates[5].1), (20, 2250));
+        // age_factor = prev_pages / last_pages = 0 here (prev recommendations
+        // are tiny), so the limit is oldest + lsn_avg_rate.
+        assert_eq!(rates[5].2, oldest.advance(2250));
+    }
+}

@@ -242,3 +242,335 @@ impl PageCleaner {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! The driver's protocol with a scripted policy: what it asks the shell
+    //! to do, in which order, and what it reports back to the policy.
+    use std::sync::{Arc, Mutex};
+
+    use super::*;
+    use crate::buffer_pool::{BufferPoolConfig, FixIntent, FixOutcome};
+    use crate::policy::FLUSH_BATCH_PAGES;
+    use crate::types::{FrameId, Lsn, PageId};
+
+    /// A test-only policy: the same plan every iteration; keeps the reports.
+    struct Scripted {
+        plan: IterationPlan,
+        flush: FlushListPlan,
+        sleep: Sleep,
+        reports: Arc<Mutex<Vec<IterationReport>>>,
+    }
+
+    impl FlushPolicy for Scripted {
+        fn name(&self) -> &'static str {
+            "scripted"
+        }
+        fn plan(&mut self, _ctx: &mut PolicyCtx<'_>) -> Plan {
+            Plan::Flush(self.plan)
+        }
+        fn plan_flush_list(&mut self, _ctx: &mut PolicyCtx<'_>) -> FlushListPlan {
+            self.flush
+        }
+        fn end_iteration(&mut self, _ctx: &mut PolicyCtx<'_>, report: &IterationReport) -> Sleep {
+            self.reports.lock().unwrap().push(*report);
+            self.sleep
+        }
+        fn parameters(&self) -> Vec<(&'static str, f64)> {
+            vec![("p_scan", f64::from(self.plan.lru_scan_depth))]
+        }
+    }
+
+    fn flush_all(pages: u32) -> FlushListPlan {
+        FlushListPlan {
+            pages,
+            lsn_limit: Lsn::MAX,
+        }
+    }
+
+    fn scripted_cleaner(
+        pool: &mut BufferPool,
+        plan: IterationPlan,
+        flush: FlushListPlan,
+        sleep: Sleep,
+    ) -> (PageCleaner, Arc<Mutex<Vec<IterationReport>>>) {
+        let reports = Arc::new(Mutex::new(Vec::new()));
+        let policy = Scripted {
+            plan,
+            flush,
+            sleep,
+            reports: Arc::clone(&reports),
+        };
+        (
+            PageCleaner::new(Box::new(policy), pool, DecisionLog::disabled()),
+            reports,
+        )
+    }
+
+    fn page(n: u32) -> PageId {
+        PageId::new(1, n)
+    }
+
+    /// Fixes `n` (reading it in if needed) and returns its frame, still fixed.
+    fn fix(pool: &mut BufferPool, n: u32) -> FrameId {
+        match pool.fix(page(n), FixIntent::Read, 0, 0) {
+            FixOutcome::Hit(f) => f,
+            FixOutcome::Miss(f) => {
+                pool.complete_read(f);
+                f
+            }
+            other => panic!("fix of {n}: {other:?}"),
+        }
+    }
+
+    /// A full pool of `frames` clean pages (page numbers 0..frames).
+    fn full_pool(frames: u32) -> BufferPool {
+        let mut pool = BufferPool::new(BufferPoolConfig::small(frames), Lsn(1)).unwrap();
+        for n in 0..frames {
+            let f = fix(&mut pool, n);
+            pool.unfix(f);
+        }
+        pool
+    }
+
+    /// Modifies each page of `pages` in order (older LSN first).
+    fn modify(pool: &mut BufferPool, pages: impl IntoIterator<Item = PageId>) {
+        for p in pages {
+            let f = fix(pool, p.page_no);
+            let start = pool.current_lsn().advance(1);
+            pool.note_modification(f, start, start.advance(100));
+            pool.unfix(f);
+        }
+    }
+
+    /// Polls, expects a write action and completes every write.
+    fn poll_and_complete(
+        pool: &mut BufferPool,
+        cleaner: &mut PageCleaner,
+        now_us: TimeUs,
+    ) -> (Vec<WriteKind>, WaitFor) {
+        let action = cleaner.poll(pool, 0, now_us);
+        complete(pool, action)
+    }
+
+    /// Expects a write action; completes every write; returns (kinds, wait).
+    fn complete(pool: &mut BufferPool, action: CleanerAction) -> (Vec<WriteKind>, WaitFor) {
+        let CleanerAction::Write { writes, wait } = action else {
+            panic!("expected writes, got {action:?}")
+        };
+        for w in &writes {
+            pool.complete_write(w.frame);
+        }
+        (writes.iter().map(|w| w.kind).collect(), wait)
+    }
+
+    #[test]
+    fn iteration_runs_lru_then_flush_list_and_reports_t_flushing() {
+        let mut pool = full_pool(64);
+        let lru = pool.lru_pages();
+        // The 4 tail pages dirty (oldest first), and 6 pages at the head.
+        modify(&mut pool, lru.iter().rev().take(4).copied());
+        modify(&mut pool, lru.iter().take(6).copied());
+        let (mut cleaner, reports) = scripted_cleaner(
+            &mut pool,
+            IterationPlan::innodb(10),
+            flush_all(100),
+            Sleep::for_us(5_000),
+        );
+        // LRU phase: the 4 dirty tail pages are written, 6 clean ones evicted.
+        let (kinds, _) = poll_and_complete(&mut pool, &mut cleaner, 1_000);
+        assert_eq!(kinds, vec![WriteKind::LruBatch; 4]);
+        assert_eq!(pool.free_len(), 10, "6 evicted at once, 4 after their write");
+        // Flush phase: the 6 remaining dirty pages.
+        let (kinds, _) = poll_and_complete(&mut pool, &mut cleaner, 1_200);
+        assert_eq!(kinds, vec![WriteKind::FlushList; 6]);
+        assert_eq!(pool.dirty_pages(), 0);
+        let action = cleaner.poll(&mut pool, 0, 1_450);
+        assert_eq!(action, CleanerAction::Sleep(Sleep::for_us(5_000)));
+        let reports = reports.lock().unwrap();
+        let r = reports[0];
+        assert_eq!(r.started_us, 1_000);
+        assert_eq!(r.flushing_time_us, 450, "T_flushing: start to last completion");
+        assert_eq!((r.np_lru, r.lru_evicted, r.np_flush, r.flush_requested), (4, 6, 6, 100));
+        assert_eq!((r.lru_len, r.free_len), (54, 10));
+        assert_eq!(cleaner.iterations(), 1);
+        pool.check_invariants();
+    }
+
+    #[test]
+    fn lru_phase_is_chunked_by_100_pages() {
+        let mut pool = full_pool(1024);
+        modify(&mut pool, (0..1024).map(page));
+        let (mut cleaner, reports) =
+            scripted_cleaner(&mut pool, IterationPlan::innodb(250), flush_all(0), Sleep::for_us(1));
+        let mut chunks = Vec::new();
+        let mut now = 0;
+        loop {
+            now += 10;
+            match cleaner.poll(&mut pool, 0, now) {
+                CleanerAction::Sleep(_) => break,
+                action => {
+                    let (kinds, _) = complete(&mut pool, action);
+                    assert!(kinds.iter().all(|&k| k == WriteKind::LruBatch));
+                    chunks.push(kinds.len());
+                }
+            }
+        }
+        assert_eq!(chunks, vec![100, 100, 50], "LRU_CHUNK_PAGES per chunk, Pscan in all");
+        assert_eq!(reports.lock().unwrap()[0].np_lru, 250);
+        assert_eq!(pool.free_len(), 250, "written LRU-batch pages are evicted");
+        pool.check_invariants();
+    }
+
+    #[test]
+    fn flush_phase_is_batched_and_waits_for_all_writes() {
+        let mut pool = full_pool(1024);
+        modify(&mut pool, (0..300).map(page));
+        let (mut cleaner, reports) =
+            scripted_cleaner(&mut pool, IterationPlan::innodb(0), flush_all(1000), Sleep::for_us(1));
+        let mut batches = Vec::new();
+        let mut now = 0;
+        loop {
+            now += 10;
+            let action = cleaner.poll(&mut pool, 0, now);
+            if let CleanerAction::Write { writes, .. } = &action {
+                // Until the shell reports completions the pages stay in flight.
+                assert_eq!(pool.pending_writes(WriteKind::FlushList), writes.len() as u32);
+            }
+            match action {
+                CleanerAction::Sleep(_) => break,
+                action => {
+                    let (kinds, wait) = complete(&mut pool, action);
+                    assert_eq!(wait, WaitFor::AllWrites);
+                    assert!(kinds.iter().all(|&k| k == WriteKind::FlushList));
+                    batches.push(kinds.len() as u32);
+                }
+            }
+        }
+        assert_eq!(batches, vec![FLUSH_BATCH_PAGES, FLUSH_BATCH_PAGES, 60]);
+        let r = reports.lock().unwrap()[0];
+        assert_eq!((r.np_flush, r.flush_requested), (300, 1000));
+        assert_eq!(pool.dirty_pages(), 0);
+        // Oldest first: the flush list drained from its tail.
+        assert_eq!(pool.counters().flush_list_pages, 300);
+    }
+
+    #[test]
+    fn idle_iteration_sleeps_at_least_min_idle_sleep() {
+        let mut pool = full_pool(64);
+        // A policy asking for work where there is none, and no sleep.
+        let (mut cleaner, _) = scripted_cleaner(&mut pool, IterationPlan::innodb(0), flush_all(500), Sleep::none());
+        assert_eq!(
+            cleaner.poll(&mut pool, 0, 0),
+            CleanerAction::Sleep(Sleep::for_us(MIN_IDLE_SLEEP_US))
+        );
+        // A longer sleep, or a sleep until woken, is left alone.
+        let (mut cleaner, _) = scripted_cleaner(
+            &mut pool,
+            IterationPlan::innodb(0),
+            flush_all(500),
+            Sleep::for_us(7_000),
+        );
+        assert_eq!(
+            cleaner.poll(&mut pool, 0, 0),
+            CleanerAction::Sleep(Sleep::for_us(7_000))
+        );
+        let (mut cleaner, _) = scripted_cleaner(
+            &mut pool,
+            IterationPlan::innodb(0),
+            flush_all(500),
+            Sleep::until_event(),
+        );
+        assert_eq!(
+            cleaner.poll(&mut pool, 0, 0),
+            CleanerAction::Sleep(Sleep::until_event())
+        );
+        // An iteration that did evict is not idle: its zero sleep stands.
+        let mut pool = full_pool(64);
+        let (mut cleaner, _) = scripted_cleaner(&mut pool, IterationPlan::innodb(5), flush_all(0), Sleep::none());
+        assert_eq!(cleaner.poll(&mut pool, 0, 0), CleanerAction::Sleep(Sleep::none()));
+        assert_eq!(pool.free_len(), 5);
+    }
+
+    #[test]
+    fn time_limits_cut_a_phase_short() {
+        let mut pool = full_pool(1024);
+        modify(&mut pool, (0..1024).map(page));
+        let plan = IterationPlan {
+            lru_time_limit_us: Some(1_000),
+            flush_time_limit_us: Some(1_000),
+            ..IterationPlan::innodb(300)
+        };
+        let (mut cleaner, reports) = scripted_cleaner(&mut pool, plan, flush_all(500), Sleep::for_us(1));
+        let (kinds, _) = poll_and_complete(&mut pool, &mut cleaner, 0);
+        assert_eq!(kinds, vec![WriteKind::LruBatch; 100]);
+        // The first chunk took 1.5 ms: past the LRU limit, on to the flush list.
+        let (kinds, _) = poll_and_complete(&mut pool, &mut cleaner, 1_500);
+        assert_eq!(kinds, vec![WriteKind::FlushList; FLUSH_BATCH_PAGES as usize]);
+        // Still within the flush limit (measured from the flush phase's start).
+        let (kinds, _) = poll_and_complete(&mut pool, &mut cleaner, 2_400);
+        assert_eq!(kinds.len(), FLUSH_BATCH_PAGES as usize);
+        assert!(matches!(cleaner.poll(&mut pool, 0, 2_500), CleanerAction::Sleep(_)));
+        let r = reports.lock().unwrap()[0];
+        assert!(r.lru_time_limited && r.flush_time_limited);
+        assert_eq!((r.np_lru, r.np_flush, r.flush_requested), (100, 240, 500));
+        assert_eq!(r.flushing_time_us, 2_500);
+        pool.check_invariants();
+    }
+
+    #[test]
+    fn report_carries_user_counters_since_previous_iteration() {
+        let mut pool = full_pool(64);
+        let (mut cleaner, reports) =
+            scripted_cleaner(&mut pool, IterationPlan::innodb(0), flush_all(0), Sleep::for_us(1));
+        // Activity before the cleaner existed is not reported.
+        for n in 0..5 {
+            let f = fix(&mut pool, n);
+            pool.unfix(f);
+        }
+        cleaner.poll(&mut pool, 0, 0);
+        for n in 0..7 {
+            let f = fix(&mut pool, n);
+            pool.unfix(f);
+        }
+        modify(&mut pool, [page(1), page(2)]);
+        cleaner.poll(&mut pool, 0, 2_000);
+        cleaner.poll(&mut pool, 0, 4_000);
+        let reports = reports.lock().unwrap();
+        assert_eq!(reports.len(), 3);
+        assert_eq!(reports[0].user.requests, 5);
+        assert_eq!(reports[1].user.requests, 7 + 2, "7 plain fixes and 2 to modify");
+        assert_eq!(reports[1].user.modifications, 2);
+        assert_eq!(reports[1].user.reads, 0, "all hits");
+        assert_eq!(reports[2].user, PoolCounters::default(), "nothing happened since");
+    }
+
+    /// InnoDB's `buf_flush_end` sets `try_LRU_scan` after *every* LRU or
+    /// flush-list batch, so the next user that misses looks for a clean
+    /// victim again. The core only sets it when an LRU chunk evicted a page.
+    #[test]
+    #[ignore = "bug: try_lru_scan is not reset when a flush batch ends (InnoDB buf_flush_end), so a miss returns NoFrame although the LRU tail is clean"]
+    fn miss_after_flush_list_batch_rescans_for_clean_victims() {
+        let mut pool = full_pool(16);
+        let threshold = pool.config().lru_search_scan_threshold as usize;
+        let tail: Vec<PageId> = pool.lru_pages().into_iter().rev().take(threshold).collect();
+        modify(&mut pool, tail.iter().copied());
+        // A miss: the clean scan of `threshold` tail pages fails (try_LRU_scan
+        // goes off) and the tail page is written synchronously.
+        let FixOutcome::SyncReplacementWrite(order) = pool.fix(page(100), FixIntent::Read, 0, 0) else {
+            panic!("expected a replacement write")
+        };
+        assert!(pool.complete_write(order.frame));
+        let frame = fix(&mut pool, 100);
+        pool.unfix(frame);
+        // The page cleaner cleans the rest of the tail with a flush-list batch.
+        let (mut cleaner, _) = scripted_cleaner(&mut pool, IterationPlan::innodb(0), flush_all(100), Sleep::for_us(1));
+        let (kinds, _) = poll_and_complete(&mut pool, &mut cleaner, 0);
+        assert_eq!(kinds.len(), threshold - 1);
+        assert!(matches!(cleaner.poll(&mut pool, 0, 10), CleanerAction::Sleep(_)));
+        assert_eq!(pool.dirty_pages(), 0);
+        // Every page is clean and unfixed: the next miss must find a victim.
+        let outcome = pool.fix(page(101), FixIntent::Read, 0, 20);
+        assert!(matches!(outcome, FixOutcome::Miss(_)), "got {outcome:?}");
+    }
+}

@@ -136,3 +136,155 @@ impl FlushPolicy for Mysql56 {
         ]
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::buffer_pool::{BufferPool, BufferPoolConfig, FixIntent, FixOutcome};
+    use crate::decision_log::DecisionLog;
+    use crate::policy::{FlushPolicy, PolicyCtx, LRU_CHUNK_PAGES};
+    use crate::types::PageId;
+
+    fn pool() -> BufferPool {
+        BufferPool::new(BufferPoolConfig::small(256), Lsn(1)).unwrap()
+    }
+
+    /// One user request (a fix and unfix of page `n`), so the server is active.
+    fn request(pool: &mut BufferPool, n: u32) {
+        let f = match pool.fix(PageId::new(1, n), FixIntent::Create, 0, 0) {
+            FixOutcome::Hit(f) | FixOutcome::Miss(f) => f,
+            other => panic!("{other:?}"),
+        };
+        pool.unfix(f);
+    }
+
+    fn with_ctx<T>(pool: &BufferPool, f: impl FnOnce(&mut PolicyCtx<'_>) -> T) -> T {
+        let mut log = DecisionLog::new(64, true);
+        let mut ctx = PolicyCtx {
+            pool,
+            now_us: 0,
+            cleaner: 0,
+            policy_name: "mysql56",
+            log: &mut log,
+        };
+        f(&mut ctx)
+    }
+
+    fn report(t_flushing_us: u64, np_lru: u32, np_flush: u32) -> IterationReport {
+        IterationReport {
+            flushing_time_us: t_flushing_us,
+            np_lru,
+            np_flush,
+            ..IterationReport::default()
+        }
+    }
+
+    #[test]
+    fn mysql56_io_capacity_max_is_max_of_2000_and_twice_io() {
+        let with_io = |io| Mysql56Config {
+            io_capacity: io,
+            ..Mysql56Config::default()
+        };
+        assert_eq!(Mysql56Config::default().io_capacity_max(), 2000);
+        assert_eq!(with_io(999).io_capacity_max(), 2000);
+        assert_eq!(with_io(1000).io_capacity_max(), 2000);
+        assert_eq!(with_io(1500).io_capacity_max(), 3000);
+        let explicit = Mysql56Config {
+            io_capacity_max: Some(500),
+            ..Mysql56Config::default()
+        };
+        assert_eq!(explicit.io_capacity_max(), 500, "an explicit setting wins");
+        let policy = Mysql56::new(with_io(1500));
+        let params: std::collections::HashMap<_, _> = policy.parameters().into_iter().collect();
+        assert_eq!(params["io_capacity_max"], 3000.0);
+    }
+
+    #[test]
+    fn mysql56_idle_server_flushes_io_capacity_pages_without_lsn_limit() {
+        let pool = pool();
+        let mut policy = Mysql56::new(Mysql56Config::default());
+        // No request since the last iteration (none at all): idle.
+        let Plan::Flush(plan) = with_ctx(&pool, |ctx| policy.plan(ctx)) else {
+            panic!("mysql56 always runs an iteration")
+        };
+        assert_eq!(plan.lru_scan_depth, 0, "an idle server skips the LRU batch");
+        let flush = with_ctx(&pool, |ctx| policy.plan_flush_list(ctx));
+        assert_eq!(
+            flush,
+            FlushListPlan {
+                pages: 200,
+                lsn_limit: Lsn::MAX
+            }
+        );
+        // Flushed something, no read pending: go again at once.
+        let sleep = with_ctx(&pool, |ctx| policy.end_iteration(ctx, &report(40_000, 0, 200)));
+        assert_eq!(sleep, Sleep::none());
+        // Nothing left to flush: the normal sleep.
+        with_ctx(&pool, |ctx| policy.plan(ctx));
+        with_ctx(&pool, |ctx| policy.plan_flush_list(ctx));
+        let sleep = with_ctx(&pool, |ctx| policy.end_iteration(ctx, &report(1_000, 0, 0)));
+        assert_eq!(sleep, Sleep::for_us(999_000));
+    }
+
+    #[test]
+    fn mysql56_sleeps_rest_of_second_after_flushing() {
+        let mut pool = pool();
+        let mut policy = Mysql56::new(Mysql56Config::default());
+        request(&mut pool, 1);
+        let Plan::Flush(plan) = with_ctx(&pool, |ctx| policy.plan(ctx)) else {
+            panic!()
+        };
+        assert_eq!(plan.lru_scan_depth, 1024, "active server: Pscan");
+        assert!(LRU_CHUNK_PAGES < plan.lru_scan_depth);
+        with_ctx(&pool, |ctx| policy.plan_flush_list(ctx));
+        let sleep = with_ctx(&pool, |ctx| policy.end_iteration(ctx, &report(300_000, 50, 20)));
+        assert_eq!(sleep, Sleep::for_us(700_000), "sleep(1 s - T_flushing)");
+        request(&mut pool, 2);
+        with_ctx(&pool, |ctx| policy.plan(ctx));
+        with_ctx(&pool, |ctx| policy.plan_flush_list(ctx));
+        let sleep = with_ctx(&pool, |ctx| policy.end_iteration(ctx, &report(1_700_000, 50, 20)));
+        assert_eq!(sleep, Sleep::for_us(0), "an overlong iteration does not sleep");
+        // Flushing while active never takes the idle shortcut, even with
+        // nothing pending.
+        request(&mut pool, 3);
+        with_ctx(&pool, |ctx| policy.plan(ctx));
+        with_ctx(&pool, |ctx| policy.plan_flush_list(ctx));
+        let sleep = with_ctx(&pool, |ctx| policy.end_iteration(ctx, &report(10_000, 0, 300)));
+        assert_eq!(sleep, Sleep::for_us(990_000));
+    }
+
+    #[test]
+    fn mysql56_never_changes_its_parameters() {
+        let mut pool = pool();
+        let mut policy = Mysql56::new(Mysql56Config::default());
+        let fixed = |p: &Mysql56| -> Vec<(&'static str, f64)> {
+            p.parameters()
+                .into_iter()
+                .filter(|(name, _)| *name != "np_req_flush")
+                .collect()
+        };
+        let before = fixed(&policy);
+        assert_eq!(
+            before,
+            vec![("p_scan", 1024.0), ("p_io", 200.0), ("io_capacity_max", 2000.0)]
+        );
+        // Everything that makes self-tuning move: sync writes of both kinds,
+        // overload, surplus free pages, idle iterations.
+        let mut busy = report(2_500_000, 900, 100);
+        busy.user.dirty_victim_scanned = 500;
+        busy.user.sync_recoverability_writes = 300;
+        let mut spare = report(1_000, 10, 10);
+        spare.free_len = 200;
+        for i in 0..50u32 {
+            if i % 3 != 0 {
+                request(&mut pool, i);
+            }
+            pool.note_redo(pool.current_lsn().advance(1 << 20));
+            with_ctx(&pool, |ctx| policy.plan(ctx));
+            with_ctx(&pool, |ctx| policy.plan_flush_list(ctx));
+            let r = if i % 2 == 0 { busy } else { spare };
+            with_ctx(&pool, |ctx| policy.end_iteration(ctx, &r));
+            assert_eq!(fixed(&policy), before, "iteration {i}");
+        }
+    }
+}
