@@ -549,7 +549,6 @@ mod tests {
     /// flush-list batch, so the next user that misses looks for a clean
     /// victim again. The core only sets it when an LRU chunk evicted a page.
     #[test]
-    #[ignore = "bug: try_lru_scan is not reset when a flush batch ends (InnoDB buf_flush_end), so a miss returns NoFrame although the LRU tail is clean"]
     fn miss_after_flush_list_batch_rescans_for_clean_victims() {
         let mut pool = full_pool(16);
         let threshold = pool.config().lru_search_scan_threshold as usize;
