@@ -131,6 +131,7 @@ impl PageCleaner {
                             slot.report = IterationReport {
                                 cleaner,
                                 started_us: now_us,
+                                free_len_at_start: pool.free_len(),
                                 ..IterationReport::default()
                             };
                             slot.phase = Phase::Lru;

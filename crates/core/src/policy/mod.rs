@@ -158,6 +158,10 @@ pub struct IterationReport {
     pub lru_len: u32,
     /// |free| at the end of the iteration.
     pub free_len: u32,
+    /// |free| at the start of the iteration, before the LRU batch refilled
+    /// it: the free pages *left over* from the previous period, which is
+    /// what Lee et al.'s surplus rule asks about (§4.3, line 23).
+    pub free_len_at_start: u32,
 }
 
 impl IterationReport {

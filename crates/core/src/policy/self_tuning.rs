@@ -13,7 +13,9 @@
 //! - Otherwise, for Pscan: synchronous replacement writes (NP_dirty > 0, and
 //!   Pscan + NP_dirty <= |LRU|) raise Pscan by NP_dirty; surplus free pages
 //!   that nobody needed to scan for (|free| > 0, NP_clean = 0, Pscan >=
-//!   |free| + Pscan_MIN) lower Pscan by |free|; else, if NP_LRU > 0, this is
+//!   |free| + Pscan_MIN) lower Pscan by |free|, where |free| is the free
+//!   list *left over* when the iteration starts (measured after the LRU
+//!   batch it would always be about Pscan, and the rule could never fire); else, if NP_LRU > 0, this is
 //!   a stable state: NP_LRU^stable <- NP_LRU.
 //!   For Pio: synchronous recoverability writes while Pio < NP_req_flush
 //!   raise Pio by NP_sync_rec; Pio > NP_req_flush >= Pio_MIN lowers Pio to
@@ -176,7 +178,8 @@ impl SelfTuning {
         let np_dirty = r.np_dirty();
         let np_clean = r.np_clean();
         let lru = u64::from(r.lru_len);
-        let free = r.free_len;
+        // Pages left over from the last period (see IterationReport).
+        let free = r.free_len_at_start;
         let pscan = self.lru_scan_depth;
         let raise = match self.config.scan_depth_raise {
             ScanDepthRaise::CappedAtLru => np_dirty > 0 && u64::from(pscan) < lru,
@@ -371,7 +374,7 @@ mod tests {
     fn surplus_free_pages_lower_scan_depth() {
         let mut st = tuned(1024, 200, 200);
         let mut r = report(100);
-        r.free_len = 300;
+        r.free_len_at_start = 300;
         let (_, rules) = end(&mut st, &r);
         assert_eq!(st.lru_scan_depth(), 724);
         assert!(rules.contains(&"surplus_free_pages_lower_scan_depth"));
@@ -381,7 +384,7 @@ mod tests {
     fn surplus_free_pages_do_not_lower_scan_depth_below_minimum() {
         let mut st = tuned(350, 200, 200);
         let mut r = report(100);
-        r.free_len = 300;
+        r.free_len_at_start = 300;
         end(&mut st, &r);
         assert_eq!(st.lru_scan_depth(), 350, "Pscan < |free| + Pscan_MIN");
     }
@@ -390,7 +393,7 @@ mod tests {
     fn users_scanning_for_clean_pages_keep_scan_depth() {
         let mut st = tuned(1024, 200, 200);
         let mut r = report(100);
-        r.free_len = 300;
+        r.free_len_at_start = 300;
         r.user.clean_victim_scanned = 4;
         r.np_lru = 12;
         end(&mut st, &r);
