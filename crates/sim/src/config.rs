@@ -81,6 +81,8 @@ pub struct SimConfig {
     pub thread_concurrency: u32,
     /// Record every policy decision with its reason.
     pub decision_log: bool,
+    /// `innodb_doublewrite` (ON by default in MySQL 5.6).
+    pub doublewrite: bool,
 }
 
 impl Default for SimConfig {
@@ -102,6 +104,7 @@ impl Default for SimConfig {
             report_interval_us: 10_000_000,
             thread_concurrency: 16,
             decision_log: false,
+            doublewrite: true,
         }
     }
 }
