@@ -218,7 +218,7 @@ mod tests {
             ),
             (
                 SimConfig {
-                    buffer_pool_bytes: 1 << 20,
+                    buffer_pool_bytes: 512 << 10,
                     ..SimConfig::default()
                 },
                 "--buffer-pool",
