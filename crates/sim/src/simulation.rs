@@ -295,6 +295,10 @@ impl Simulation {
                 progress(now as f64 / end_us as f64);
             }
         }
+        if self.last_report_us < end_us {
+            // The last, possibly partial, interval.
+            self.report_interval(end_us);
+        }
         progress(1.0);
         Ok(self.result(end_us, wall.elapsed().as_secs_f64()))
     }

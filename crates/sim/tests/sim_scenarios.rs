@@ -1,0 +1,127 @@
+//! Scenario tests of the simulator: determinism, trace replay, bad traces.
+
+use std::fs::File;
+use std::io::BufWriter;
+
+use flushwise_sim::{RunResult, SimConfig, Simulation, WorkloadSpec};
+use flushwise_trace::{TraceHeader, TraceWriter};
+use flushwise_workloads::tpcc_model::{TpccModel, TpccModelConfig, TpccRefGen};
+
+fn small(policy: &str, seed: u64) -> SimConfig {
+    SimConfig {
+        workload: WorkloadSpec::Tpcc { warehouses: 2 },
+        connections: 8,
+        buffer_pool_bytes: 16 << 20,
+        redo_bytes: 64 << 20,
+        policy: policy.into(),
+        warmup_us: 5_000_000,
+        duration_us: 10_000_000,
+        report_interval_us: 2_000_000,
+        seed,
+        ..SimConfig::default()
+    }
+}
+
+fn without_wall(mut r: RunResult) -> RunResult {
+    r.wall_seconds = 0.0;
+    r.requests_per_second = 0.0;
+    r
+}
+
+fn run(config: SimConfig) -> (RunResult, Vec<flushwise_sim::IntervalRow>) {
+    let mut sim = Simulation::new(config, "test").unwrap();
+    sim.check_invariants_every(997);
+    let result = sim.run(|_| {}).unwrap();
+    (without_wall(result), sim.rows().to_vec())
+}
+
+#[test]
+fn same_seed_gives_identical_results_and_rows() {
+    for policy in ["mysql56", "self-tuning"] {
+        let a = run(small(policy, 7));
+        let b = run(small(policy, 7));
+        assert_eq!(a, b, "{policy} is not deterministic");
+        assert!(a.0.transactions > 0 && a.0.requests > 0);
+        assert!(a.0.figures.reads > 0, "the pool is smaller than the data: reads happen");
+    }
+}
+
+#[test]
+fn different_seed_gives_a_different_run() {
+    let a = run(small("mysql56", 1)).0;
+    let b = run(small("mysql56", 2)).0;
+    assert_ne!(a.figures.reads, b.figures.reads);
+    assert_ne!(a.config_hash, b.config_hash);
+}
+
+#[test]
+fn warm_up_is_excluded_from_the_result() {
+    let (r, rows) = run(SimConfig {
+        warmup_us: 4_000_000,
+        duration_us: 9_000_000,
+        ..small("mysql56", 3)
+    });
+    let measured: u64 = rows.iter().filter(|row| !row.warmup).map(|row| row.figures.reads).sum();
+    assert_eq!(r.figures.reads, measured, "the result counts the measured window only");
+    assert!(rows.iter().any(|row| row.warmup));
+}
+
+fn record_trace(path: &std::path::Path, transactions: u64) {
+    let model = TpccModel::new(TpccModelConfig {
+        warehouses: 2,
+        seed: 11,
+        ..TpccModelConfig::default()
+    })
+    .unwrap();
+    let file = BufWriter::new(File::create(path).unwrap());
+    let mut writer = TraceWriter::new(file, &TraceHeader::new(16384, "test trace")).unwrap();
+    for record in TpccRefGen::new(model, 4, transactions) {
+        writer.write(&record).unwrap();
+    }
+    writer.finish().unwrap();
+}
+
+#[test]
+fn recorded_trace_replays_to_its_end() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("tpcc.fwtrace");
+    record_trace(&path, 3_000);
+    let config = SimConfig {
+        workload: WorkloadSpec::Trace { path: path.clone() },
+        warmup_us: 0,
+        duration_us: 3_600_000_000,
+        ..small("self-tuning", 1)
+    };
+    let (r, _) = run(config);
+    assert_eq!(r.connections, 4, "agents come from the trace");
+    assert_eq!(r.transactions, 3_000, "every recorded transaction replays");
+}
+
+#[test]
+fn truncated_trace_is_refused_naming_the_byte_offset() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("tpcc.fwtrace");
+    record_trace(&path, 500);
+    let len = std::fs::metadata(&path).unwrap().len();
+    let file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+    file.set_len(len / 2).unwrap();
+    let config = SimConfig {
+        workload: WorkloadSpec::Trace { path },
+        ..small("mysql56", 1)
+    };
+    let err = Simulation::new(config, "test").err().unwrap();
+    assert!(err.contains("--trace") && err.contains("offset"), "{err}");
+}
+
+#[test]
+fn pool_larger_than_the_data_is_refused() {
+    let config = SimConfig {
+        buffer_pool_bytes: 8 << 30,
+        ..small("mysql56", 1)
+    };
+    let err = Simulation::new(config, "test").err().unwrap();
+    assert!(
+        err.starts_with("--buffer-pool") && err.contains("larger than the data"),
+        "{err}"
+    );
+}
