@@ -3,5 +3,6 @@
 //! All file I/O goes through the narrow [`storage::StorageBackend`] trait.
 
 pub mod page;
+pub mod page_store;
 pub mod redo;
 pub mod storage;
