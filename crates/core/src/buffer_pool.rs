@@ -540,6 +540,20 @@ impl BufferPool {
         FixOutcome::Miss(FrameId(index))
     }
 
+    /// The hit path alone: fixes `page` if it is resident and not being
+    /// read, in one page-table lookup; `None` otherwise (then call `fix`).
+    pub fn fix_if_resident(&mut self, page: PageId, now_us: TimeUs) -> Option<FrameId> {
+        let index = *self.page_table.get(&page)?;
+        let frame = &mut self.frames[index as usize];
+        if frame.io == Io::Read {
+            return None;
+        }
+        self.counters.requests += 1;
+        frame.fix_count += 1;
+        self.on_access(index, now_us);
+        Some(FrameId(index))
+    }
+
     /// Releases one fix of `frame`.
     pub fn unfix(&mut self, frame: FrameId) {
         let f = &mut self.frames[frame.index()];

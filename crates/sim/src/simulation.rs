@@ -85,6 +85,8 @@ enum Event {
 #[derive(Default)]
 struct Agent {
     records: Vec<TraceRecord>,
+    /// Pages this agent holds fixed (latch coupling keeps it short).
+    fixed: Vec<(flushwise_core::PageId, FrameId)>,
     pos: usize,
     txn_type: Option<TxnType>,
     txn_start_us: TimeUs,
@@ -478,21 +480,31 @@ impl Simulation {
                     }
                     let ag = &mut self.agents[a as usize];
                     ag.free_check_passed = true;
-                    let ready = self.pool.lookup(page).is_some_and(|f| !self.pool.is_reading(f));
-                    if !ready && cpu > 0 {
+                    if let Some(frame) = self.pool.fix_if_resident(page, now) {
+                        let ag = &mut self.agents[a as usize];
+                        ag.fixed.push((page, frame));
+                        ag.pos += 1;
+                        ag.attempt = 0;
+                        ag.free_check_passed = false;
+                        cpu += u64::from(costs.fix_us);
+                        continue;
+                    }
+                    if cpu > 0 {
                         self.spend_cpu(a, now, cpu);
                         return Ok(());
                     }
                     let attempt = ag.attempt;
                     match self.pool.fix(page, FixIntent::Read, attempt, now) {
-                        FixOutcome::Hit(_) => {
+                        FixOutcome::Hit(frame) => {
                             let ag = &mut self.agents[a as usize];
+                            ag.fixed.push((page, frame));
                             ag.pos += 1;
                             ag.attempt = 0;
                             ag.free_check_passed = false;
                             cpu += u64::from(costs.fix_us);
                         }
                         FixOutcome::Miss(frame) => {
+                            self.agents[a as usize].fixed.push((page, frame));
                             let done = self.data_device.submit(
                                 IoRequest {
                                     kind: IoKind::Read,
@@ -529,12 +541,10 @@ impl Simulation {
                     redo_bytes,
                     ..
                 } => {
-                    let frame = self.pool.lookup(page).ok_or_else(|| {
-                        format!("agent {a}: unfix of page {page} which is not in the pool (trace out of order?)")
+                    let held = ag.fixed.iter().rposition(|&(p, _)| p == page).ok_or_else(|| {
+                        format!("agent {a}: unfix of page {page} which it has not fixed (trace out of order?)")
                     })?;
-                    if self.pool.fix_count(frame) == 0 {
-                        return Err(format!("agent {a}: unfix of page {page} which is not fixed"));
-                    }
+                    let (_, frame) = ag.fixed.swap_remove(held);
                     if modified {
                         let start = self.pool.current_lsn();
                         let end = start.advance(u64::from(redo_bytes).max(1));
