@@ -6,14 +6,18 @@ fn main() {
     let wh: u32 = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(10);
     let pool_mb: u64 = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(64);
     let device = args.get(4).cloned().unwrap_or("samsung-850-pro".into());
+    let warmup_s: u64 = args.get(5).and_then(|s| s.parse().ok()).unwrap_or(60);
+    let duration_s: u64 = args.get(6).and_then(|s| s.parse().ok()).unwrap_or(60);
+    let redo_mb: u64 = args.get(7).and_then(|s| s.parse().ok()).unwrap_or(256);
     let config = SimConfig {
         workload: WorkloadSpec::Tpcc { warehouses: wh },
         buffer_pool_bytes: pool_mb << 20,
         policy,
         data_device: device.clone(),
         log_device: device,
-        warmup_us: 60_000_000,
-        duration_us: 60_000_000,
+        warmup_us: warmup_s * 1_000_000,
+        duration_us: duration_s * 1_000_000,
+        redo_bytes: redo_mb << 20,
         ..SimConfig::default()
     };
     let mut sim = Simulation::new(config, "dev").unwrap();

@@ -4,7 +4,9 @@ use std::collections::HashMap;
 
 use flushwise_core::PageId;
 use flushwise_trace::{TraceEvent, TraceHeader, TraceRecord, TraceWriter, TxnType};
-use flushwise_workloads::tpcc_model::{nurand, Table, TpccModel, TpccModelConfig, TpccRefGen, Xoshiro256StarStar};
+use flushwise_workloads::tpcc_model::{
+    nurand, Table, TpccModel, TpccModelConfig, TpccRefGen, WarehouseChoice, Xoshiro256StarStar,
+};
 
 fn model(warehouses: u32, seed: u64) -> TpccModel {
     TpccModel::new(TpccModelConfig {
@@ -188,13 +190,21 @@ fn page_ids_stay_within_each_tables_allocated_range() {
 
 #[test]
 fn agents_work_on_their_home_warehouse() {
-    let m = model(7, 0);
+    let home = |w| {
+        TpccModel::new(TpccModelConfig {
+            warehouses: w,
+            warehouse_choice: WarehouseChoice::HomePerAgent,
+            ..TpccModelConfig::default()
+        })
+        .unwrap()
+    };
+    let m = home(7);
     assert_eq!(m.home_warehouse(0), 1);
     assert_eq!(m.home_warehouse(6), 7);
     assert_eq!(m.home_warehouse(7), 1);
     // Warehouse rows are one per warehouse: a Payment of agent 3 updates
     // warehouse 4's leaf, the only WAREHOUSE leaf here.
-    let mut m = model(7, 0);
+    let mut m = home(7);
     let mut rng = Xoshiro256StarStar::seed_from_u64(1);
     let mut out = Vec::new();
     m.fill_transaction_of(TxnType::Payment, 3, &mut rng, &mut out);
@@ -265,4 +275,37 @@ fn memory_state_is_per_district_only() {
     let m = gen.model();
     assert!(m.district(2, 10).next_o_id > 3001);
     assert_eq!(m.table_sizes().len(), 11);
+}
+
+#[test]
+fn transactions_spread_over_all_warehouses_by_default() {
+    // 4 agents, 50 warehouses: per-transaction draws reach customers of the
+    // last warehouses; a home warehouse per agent stays in the first four.
+    let highest_customer_page = |choice: WarehouseChoice| {
+        let mut m = TpccModel::new(TpccModelConfig {
+            warehouses: 50,
+            seed: 3,
+            warehouse_choice: choice,
+            ..TpccModelConfig::default()
+        })
+        .unwrap();
+        let mut rng = Xoshiro256StarStar::seed_from_u64(9);
+        let mut out = Vec::new();
+        for i in 0..2_000u32 {
+            m.fill_transaction_of(TxnType::Payment, i % 4, &mut rng, &mut out);
+        }
+        out.iter()
+            .filter_map(|r| match r.event {
+                TraceEvent::Fix { page, .. } if page.space == Table::Customer.space() => Some(page.page_no),
+                _ => None,
+            })
+            .max()
+            .unwrap()
+    };
+    let uniform = highest_customer_page(WarehouseChoice::UniformPerTransaction);
+    let home = highest_customer_page(WarehouseChoice::HomePerAgent);
+    assert!(
+        uniform > 3 * home,
+        "uniform reaches page {uniform}, home-per-agent {home}"
+    );
 }

@@ -61,6 +61,21 @@ pub struct TpccModelConfig {
     /// How full B+tree pages are, 50..=100 (default 80: between InnoDB's
     /// 15/16 for sequential loads and ~69 % for random inserts).
     pub leaf_fill_percent: u32,
+    /// Which warehouse a transaction works on. With few connections and many
+    /// warehouses, drivers spread transactions over all warehouses
+    /// (tpcc-mysql draws `w_id` uniformly per transaction; DBT-2 multiplexes
+    /// ten terminals per warehouse over its connections), so that is the
+    /// default; `HomePerAgent` binds agent `a` to warehouse `a % W + 1`.
+    pub warehouse_choice: WarehouseChoice,
+}
+
+/// How a transaction's home warehouse is chosen.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WarehouseChoice {
+    /// Uniform over all warehouses, drawn per transaction.
+    UniformPerTransaction,
+    /// Fixed per agent: `agent % W + 1`.
+    HomePerAgent,
 }
 
 impl Default for TpccModelConfig {
@@ -70,6 +85,7 @@ impl Default for TpccModelConfig {
             page_size_bytes: 16 * 1024,
             seed: 0,
             leaf_fill_percent: 80,
+            warehouse_choice: WarehouseChoice::UniformPerTransaction,
         }
     }
 }
@@ -363,7 +379,10 @@ impl TpccModel {
         rng: &mut impl Rng64,
         out: &mut Vec<TraceRecord>,
     ) {
-        let w_id = self.home_warehouse(agent);
+        let w_id = match self.config.warehouse_choice {
+            WarehouseChoice::HomePerAgent => self.home_warehouse(agent),
+            WarehouseChoice::UniformPerTransaction => rng.below(u64::from(self.config.warehouses)) as u32 + 1,
+        };
         let start = out.len();
         let mut e = txn::Emitter { agent, out };
         match txn_type {
