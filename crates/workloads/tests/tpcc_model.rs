@@ -279,9 +279,11 @@ fn memory_state_is_per_district_only() {
 
 #[test]
 fn transactions_spread_over_all_warehouses_by_default() {
-    // 4 agents, 50 warehouses: per-transaction draws reach customers of the
-    // last warehouses; a home warehouse per agent stays in the first four.
-    let highest_customer_page = |choice: WarehouseChoice| {
+    // 4 agents, 50 warehouses. Customer leaves are in (w, d, c) order, so
+    // the upper half of the CUSTOMER pages belongs to warehouses 26-50:
+    // per-transaction draws go there about half the time, a home warehouse
+    // per agent only through the 15% remote payments.
+    let upper_half_share = |choice: WarehouseChoice| {
         let mut m = TpccModel::new(TpccModelConfig {
             warehouses: 50,
             seed: 3,
@@ -289,23 +291,25 @@ fn transactions_spread_over_all_warehouses_by_default() {
             ..TpccModelConfig::default()
         })
         .unwrap();
+        let half = m.space_page_limit(Table::Customer.space()).unwrap() / 2;
         let mut rng = Xoshiro256StarStar::seed_from_u64(9);
         let mut out = Vec::new();
         for i in 0..2_000u32 {
             m.fill_transaction_of(TxnType::Payment, i % 4, &mut rng, &mut out);
         }
-        out.iter()
+        let pages: Vec<u64> = out
+            .iter()
             .filter_map(|r| match r.event {
-                TraceEvent::Fix { page, .. } if page.space == Table::Customer.space() => Some(page.page_no),
+                TraceEvent::Fix { page, .. } if page.space == Table::Customer.space() => Some(u64::from(page.page_no)),
                 _ => None,
             })
-            .max()
-            .unwrap()
+            .collect();
+        pages.iter().filter(|&&p| p > half).count() as f64 / pages.len() as f64
     };
-    let uniform = highest_customer_page(WarehouseChoice::UniformPerTransaction);
-    let home = highest_customer_page(WarehouseChoice::HomePerAgent);
+    let uniform = upper_half_share(WarehouseChoice::UniformPerTransaction);
+    let home = upper_half_share(WarehouseChoice::HomePerAgent);
     assert!(
-        uniform > 3 * home,
-        "uniform reaches page {uniform}, home-per-agent {home}"
+        uniform > 0.3 && home < 0.15,
+        "upper-half share: uniform {uniform:.2}, home-per-agent {home:.2}"
     );
 }
