@@ -206,18 +206,14 @@ impl AdaptiveCheckpoint {
         }
         let n = pages.len() as u128;
         let progress = lsn.bytes_since(lsn_old);
-        let mut bpl = if level > 0 {
-            n * n * u128::from(progress) / level
-        } else {
-            0
-        };
+        let mut bpl = (n * n * u128::from(progress)).checked_div(level).unwrap_or(0);
         if !config.doublewrite {
             bpl = bpl * 7 / 8;
         }
         let bpl = bpl.min(u128::from(u32::MAX)) as u32;
         let lsn_limit = pool.oldest_modification().advance(progress);
         ctx.decide("estimate_flush", || {
-            let avg_age = if n > 0 { u128::from(max) - level / n } else { 0 };
+            let avg_age = level.checked_div(n).map_or(0, |per_page| u128::from(max) - per_page);
             format!(
                 "age {pct:.1}% of max: n_dirty={n} x lsn progress={progress} B / (max {max} B - avg age {avg_age} B) \
                  = {bpl} pages{} below {lsn_limit}",
@@ -399,20 +395,24 @@ mod tests {
         assert!(!caller.fired("estimate_flush"));
     }
 
-    /// bpl after one second of `progress` bytes of redo, for `n` dirty pages
-    /// at 60% of max; also returns the independently computed expectation.
+    /// bpl after one second of `progress` bytes of redo that brings the
+    /// oldest of `n` dirty pages to 60% of max (so the ages, and the headroom
+    /// `max - average age`, are the same whatever the progress); also returns
+    /// the independently computed expectation.
     fn estimate_after(n: u32, progress: u64, doublewrite: bool) -> (FlushListPlan, u64) {
         let mut pool = pool(256, 8 << 20);
         dirty(&mut pool, 0, n, |i| 1 + u64::from(i) * 100);
-        set_age_pct(&mut pool, 60.0);
+        let max = pool.redo().margins.max_checkpoint_age_bytes;
+        let head = pool.oldest_modification().advance(max * 6 / 10 + 1);
+        pool.note_redo(Lsn(head.0 - progress));
         let mut config = AdaptiveCheckpointConfig::estimate();
         config.doublewrite = doublewrite;
         let mut policy = AdaptiveCheckpoint::new(config);
         let mut caller = Caller::new();
         let (first, _) = caller.iterate(&mut policy, &pool, 0);
-        assert_eq!(first.pages, 0, "no redo progress yet");
+        assert_eq!(first.pages, 0, "no redo progress seen yet");
         let oldest = pool.oldest_modification();
-        pool.note_redo(pool.current_lsn().advance(progress));
+        pool.note_redo(head);
         let (plan, sleep) = caller.iterate(&mut policy, &pool, SECOND_US);
         assert!(caller.fired("estimate_flush"));
         assert_eq!(sleep.max_us, Some(SECOND_US), "estimate does not skip the sleep");
@@ -448,30 +448,37 @@ mod tests {
 
     #[test]
     fn estimate_quarter_start_flushes_between_quarter_and_half() {
-        let mut pool = pool_at(40.0);
-        let mut config = AdaptiveCheckpointConfig::estimate();
-        config.estimate_start = EstimateStart::QuarterOfMax;
-        let mut policy = AdaptiveCheckpoint::new(config);
-        let mut caller = Caller::new();
-        caller.iterate(&mut policy, &pool, 0);
-        pool.note_redo(pool.current_lsn().advance(100_000));
-        let (plan, _) = caller.iterate(&mut policy, &pool, SECOND_US);
-        assert!(plan.pages > 0);
+        // 30% of max, then 1 MB of redo: about 46%, under half of max.
+        let run = |start: EstimateStart| {
+            let mut pool = pool_at(30.0);
+            let mut config = AdaptiveCheckpointConfig::estimate();
+            config.estimate_start = start;
+            let mut policy = AdaptiveCheckpoint::new(config);
+            let mut caller = Caller::new();
+            caller.iterate(&mut policy, &pool, 0);
+            pool.note_redo(pool.current_lsn().advance(1_000_000));
+            assert!(pool.redo_age_bytes() < pool.redo().margins.max_checkpoint_age_bytes / 2);
+            caller.iterate(&mut policy, &pool, SECOND_US).0
+        };
+        assert!(run(EstimateStart::QuarterOfMax).pages > 0);
+        assert_eq!(run(EstimateStart::HalfOfMax).pages, 0);
     }
 
     #[test]
     fn reflex_loop_keeps_pool_invariants() {
-        let (cleaner, pool) = run_workload(Box::new(reflex()), 20_000);
+        let (cleaner, pool) = run_workload(Box::new(reflex()), 20_000, 600);
         pool.check_invariants();
         assert!(cleaner.iterations() > 10);
+        assert!(cleaner.log().entries().any(|d| d.rule == "reflex_weak"));
         assert!(pool.redo_age_bytes() < pool.redo().config.capacity_bytes);
     }
 
     #[test]
     fn estimate_loop_keeps_pool_invariants() {
-        let (cleaner, pool) = run_workload(Box::new(estimate()), 20_000);
+        let (cleaner, pool) = run_workload(Box::new(estimate()), 20_000, 600);
         pool.check_invariants();
         assert!(cleaner.iterations() > 10);
+        assert!(cleaner.log().entries().any(|d| d.rule == "estimate_flush"));
         assert!(pool.redo_age_bytes() < pool.redo().config.capacity_bytes);
     }
 }

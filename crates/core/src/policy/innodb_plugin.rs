@@ -53,6 +53,9 @@
 //! seconds passed since the last sample, the redo and LRU flushes since then
 //! are spread evenly over `k` samples (at most 20).
 //!
+//! `parameters()` reports `pages_requested` = `u32::MAX` for a preflush batch
+//! (every page below its LSN target).
+//!
 //! Invariants: the flush-list request of a policy pass (step 2 or 3) never
 //! exceeds `PCT_IO(100)`; the stat window holds exactly 20 samples and its
 //! sums equal the sums of the samples.
@@ -241,17 +244,9 @@ pub fn master_thread_plan() -> Plan {
     Plan::Flush(IterationPlan::innodb(0))
 }
 
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct InnodbPluginConfig {
     pub master: MasterThreadConfig,
-}
-
-impl Default for InnodbPluginConfig {
-    fn default() -> Self {
-        Self {
-            master: MasterThreadConfig::default(),
-        }
-    }
 }
 
 /// `buf_flush_stat_t`: redo bytes and LRU-flushed pages of one interval (or
@@ -566,11 +561,12 @@ pub(crate) mod test_support {
         }
     }
 
-    /// A closed loop: one user modifies pages of a working set larger than
-    /// the pool every 2 ms and honours the redo free check; writes complete
+    /// A closed loop: one user modifies pages (about 400 bytes of redo each)
+    /// of a 200-page hot set and `cold_pages` cold pages, in a 256-frame pool,
+    /// every 2 ms and honours the redo free check; writes complete
     /// at once and take 50 us of the cleaner's time each. Checks the pool's
     /// invariants after every step; returns the cleaner for inspection.
-    pub fn run_workload(policy: Box<dyn FlushPolicy>, steps: u32) -> (PageCleaner, BufferPool) {
+    pub fn run_workload(policy: Box<dyn FlushPolicy>, steps: u32, cold_pages: u64) -> (PageCleaner, BufferPool) {
         let mut pool = pool(256, 8 << 20);
         let mut cleaner = PageCleaner::new(policy, &mut pool, DecisionLog::new(100_000, true));
         let mut now: TimeUs = 0;
@@ -582,9 +578,9 @@ pub(crate) mod test_support {
             rng ^= rng << 13;
             rng ^= rng >> 7;
             rng ^= rng << 17;
-            // Hot set of 200 pages for 90% of requests, 600 cold pages.
-            let page_no = if rng % 10 == 0 {
-                200 + (rng >> 8) % 600
+            // Hot set of 200 pages for 90% of requests (all if no cold pages).
+            let page_no = if cold_pages > 0 && rng % 100 < 10 {
+                200 + (rng >> 8) % cold_pages
             } else {
                 (rng >> 8) % 200
             };
@@ -619,7 +615,7 @@ pub(crate) mod test_support {
                     FreeCheck::WaitForFlush => break,
                 }
             }
-            let bytes = 3_000 + (rng >> 20) % 4_000;
+            let bytes = 200 + (rng >> 20) % 400;
             pool.note_modification(frame, Lsn(lsn), Lsn(lsn + bytes));
             lsn += bytes;
             pool.unfix(frame);
@@ -681,7 +677,7 @@ mod tests {
         let capacity = pool(1024, 64 << 20).redo().margins.group_capacity_bytes;
         // 10% of the log per second with 100 dirty pages: 10 pages a second
         // once the 20-second window is full.
-        let redo = capacity / 10;
+        let redo = capacity / 10 + 1;
         let mut p = plugin(4000);
         let (plan, sleep) = run_constant_redo(&mut p, redo, 20);
         assert_eq!(plan.pages, 10);
@@ -721,7 +717,7 @@ mod tests {
     }
 
     #[test]
-    fn master_preflushes_past_async_age_then_runs_the_policy_batch() {
+    fn master_preflushes_past_async_age() {
         let mut pool = pool(64, 8 << 20);
         dirty(&mut pool, 0, 4, |i| u64::from(i) + 1);
         // 90% of max_checkpoint_age: between async (87.5%) and sync (93.75%).
@@ -753,11 +749,39 @@ mod tests {
     }
 
     #[test]
+    fn master_runs_the_queued_batch_right_after_its_preflush() {
+        let mut pool = pool(64, 8 << 20);
+        dirty(&mut pool, 0, 60, |i| u64::from(i) + 1);
+        set_age_pct(&mut pool, 90.0);
+        let mut p = InnodbPlugin::new(InnodbPluginConfig::default());
+        let mut caller = Caller::new();
+        let (preflush, sleep) = caller.iterate(&mut p, &pool, 0);
+        assert_eq!(preflush.pages, u32::MAX);
+        assert_eq!(sleep, Sleep::none(), "the pass is not over");
+        // Same pass: the max-dirty batch decided at its start.
+        let (batch, sleep) = caller.iterate(&mut p, &pool, 10);
+        assert_eq!(batch.pages, 4000);
+        assert_eq!(batch.lsn_limit, Lsn::MAX);
+        assert_eq!(sleep, Sleep::none(), "max-dirty flushing skips the sleep");
+        // Next pass preflushes again.
+        let (next, _) = caller.iterate(&mut p, &pool, 20);
+        assert_eq!(next.pages, u32::MAX);
+    }
+
+    #[test]
     fn innodb_plugin_loop_keeps_pool_invariants() {
-        let (cleaner, pool) = run_workload(Box::new(InnodbPlugin::new(InnodbPluginConfig::default())), 20_000);
+        // Hot set fits the pool: no LRU flushes, the rate follows the redo.
+        let (cleaner, pool) = run_workload(Box::new(InnodbPlugin::new(InnodbPluginConfig::default())), 20_000, 0);
         pool.check_invariants();
         assert!(cleaner.iterations() > 10);
-        assert!(cleaner.log().entries().any(|d| d.rule.starts_with("adaptive_flushing")));
+        assert!(cleaner.log().entries().any(|d| d.rule == "adaptive_flushing"));
         assert!(pool.redo_age_bytes() < pool.redo().config.capacity_bytes);
+        // 600 cold pages: user threads' replacement writes (5.1's LRU
+        // flushes) exceed the desired rate, which drops to nothing.
+        let (cleaner, pool) = run_workload(Box::new(InnodbPlugin::new(InnodbPluginConfig::default())), 20_000, 600);
+        pool.check_invariants();
+        assert!(pool.counters().sync_replacement_writes > 0);
+        assert!(!cleaner.log().entries().any(|d| d.rule == "adaptive_flushing"));
+        assert!(cleaner.log().entries().any(|d| d.rule == "adaptive_flushing_none"));
     }
 }
