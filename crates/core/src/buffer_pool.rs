@@ -476,6 +476,10 @@ impl BufferPool {
     pub fn lookup(&self, page: PageId) -> Option<FrameId> {
         self.page_table.get(&page).map(|&i| FrameId(i))
     }
+    /// True while a read into `frame` is in flight.
+    pub fn is_reading(&self, frame: FrameId) -> bool {
+        self.frames[frame.index()].io == Io::Read
+    }
     pub fn is_dirty(&self, frame: FrameId) -> bool {
         self.frames[frame.index()].is_dirty()
     }
@@ -716,9 +720,8 @@ impl BufferPool {
             }
             cursor = prev;
         }
-        if chunk.evicted > 0 {
-            self.try_lru_scan = true;
-        }
+        // buf_flush_end: the end of any batch tells users a tail scan may pay again.
+        self.try_lru_scan = true;
         chunk
     }
 
@@ -741,6 +744,7 @@ impl BufferPool {
             }
             cursor = prev;
         }
+        self.try_lru_scan = true;
         (writes, scanned)
     }
 
@@ -1073,6 +1077,25 @@ impl BufferPool {
             self.redo.checkpoint_lsn <= self.checkpoint_candidate(),
             "checkpoint passed a dirty page"
         );
+    }
+
+    /// States of the `n` frames at the LRU tail, tail first (diagnostics).
+    pub fn tail_states(&self, n: usize) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut cursor = self.lru_tail();
+        while cursor != NIL && out.len() < n {
+            let f = &self.frames[cursor as usize];
+            out.push(format!(
+                "{}:fix{}:{:?}:dirty{}:old{}",
+                f.page,
+                f.fix_count,
+                f.io,
+                f.is_dirty(),
+                f.in_old
+            ));
+            cursor = self.lru_prev(cursor);
+        }
+        out
     }
 
     /// The LRU from head (most recent) to tail, for tests and reference models.

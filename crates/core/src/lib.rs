@@ -9,6 +9,8 @@
 
 pub mod adaptive_flushing;
 pub mod buffer_pool;
+#[cfg(test)]
+mod buffer_pool_tests;
 pub mod cleaner;
 pub mod decision_log;
 pub mod device;

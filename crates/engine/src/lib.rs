@@ -2,4 +2,6 @@
 //!
 //! All file I/O goes through the narrow [`storage::StorageBackend`] trait.
 
+pub mod page;
+pub mod redo;
 pub mod storage;

@@ -20,6 +20,14 @@
 //!   NP_req_flush; else, if NP_flush > 0, NP_flush^stable <- NP_flush.
 //!   Then `sleep(1 s - T_flushing)`.
 //!
+//! Reading of line 20 (`NP_dirty > 0 and Pscan + NP_dirty <= |LRU|`): the
+//! text explains the second clause as "Pscan obviously cannot exceed
+//! |LRU|". Taken literally the clause freezes Pscan exactly when
+//! synchronous replacement writes are heaviest (NP_dirty sums the pages
+//! scanned by every single-page flush of the second, and can exceed |LRU|).
+//! The default, [`ScanDepthRaise::CappedAtLru`], raises Pscan by NP_dirty
+//! up to |LRU|; [`ScanDepthRaise::Literal`] keeps the flow chart's test.
+//!
 //! `innodb_io_capacity_max` is 2 x Pio with no lower limit (§4.3). Pscan_MIN
 //! and Pio_MIN are InnoDB's minima for `innodb_lru_scan_depth` (100,
 //! WL#5580) and `innodb_io_capacity` (100, MySQL 5.6 manual).
@@ -31,8 +39,18 @@ use crate::adaptive_flushing::{AdaptiveFlushing, AdaptiveFlushingConfig};
 use crate::policy::{FlushListPlan, FlushPolicy, IterationPlan, IterationReport, Plan, PolicyCtx, Sleep};
 use crate::types::{TimeUs, SECOND_US};
 
+/// How line 20 of Algorithm 3 bounds a raise of Pscan by |LRU|.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ScanDepthRaise {
+    /// Raise by NP_dirty, but never above |LRU| (the text's explanation).
+    CappedAtLru,
+    /// Raise only if Pscan + NP_dirty <= |LRU| (the flow chart's test).
+    Literal,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SelfTuningConfig {
+    pub scan_depth_raise: ScanDepthRaise,
     /// Initial Pscan (MySQL's default, 1024).
     pub initial_lru_scan_depth: u32,
     /// Initial Pio (MySQL's default, 200).
@@ -49,6 +67,7 @@ pub struct SelfTuningConfig {
 impl Default for SelfTuningConfig {
     fn default() -> Self {
         Self {
+            scan_depth_raise: ScanDepthRaise::CappedAtLru,
             initial_lru_scan_depth: 1024,
             initial_io_capacity: 200,
             min_lru_scan_depth: 100,
@@ -159,8 +178,12 @@ impl SelfTuning {
         let lru = u64::from(r.lru_len);
         let free = r.free_len;
         let pscan = self.lru_scan_depth;
-        if np_dirty > 0 && u64::from(pscan) + np_dirty <= lru {
-            self.lru_scan_depth = pscan + np_dirty as u32;
+        let raise = match self.config.scan_depth_raise {
+            ScanDepthRaise::CappedAtLru => np_dirty > 0 && u64::from(pscan) < lru,
+            ScanDepthRaise::Literal => np_dirty > 0 && u64::from(pscan) + np_dirty <= lru,
+        };
+        if raise {
+            self.lru_scan_depth = (u64::from(pscan) + np_dirty).min(lru) as u32;
             let new = self.lru_scan_depth;
             ctx.decide("sync_replacement_raises_scan_depth", || {
                 format!("NP_dirty={np_dirty}: Pscan {pscan} -> {new} (|LRU|={lru})")
@@ -254,5 +277,266 @@ impl FlushPolicy for SelfTuning {
             ("np_flush_stable", f64::from(self.np_flush_stable)),
             ("np_req_flush", f64::from(self.np_req_flush)),
         ]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! One test per row of Lee et al. Table 1 and per branch of Figure 1.
+    use super::*;
+    use crate::buffer_pool::{BufferPool, BufferPoolConfig};
+    use crate::decision_log::DecisionLog;
+    use crate::stats::PoolCounters;
+    use crate::types::Lsn;
+
+    fn pool() -> BufferPool {
+        BufferPool::new(BufferPoolConfig::small(4096), Lsn(1)).unwrap()
+    }
+
+    fn report(t_flushing_us: u64) -> IterationReport {
+        IterationReport {
+            flushing_time_us: t_flushing_us,
+            lru_len: 4000,
+            free_len: 0,
+            ..IterationReport::default()
+        }
+    }
+
+    /// Runs end_iteration and returns (sleep, rules fired).
+    fn end(st: &mut SelfTuning, r: &IterationReport) -> (Sleep, Vec<&'static str>) {
+        let pool = pool();
+        let mut log = DecisionLog::new(64, true);
+        let mut ctx = PolicyCtx {
+            pool: &pool,
+            now_us: 0,
+            cleaner: 0,
+            policy_name: "self-tuning",
+            log: &mut log,
+        };
+        let sleep = st.end_iteration(&mut ctx, r);
+        (sleep, log.drain().into_iter().map(|d| d.rule).collect())
+    }
+
+    fn tuned(pscan: u32, pio: u32, req: u32) -> SelfTuning {
+        let mut st = SelfTuning::new(SelfTuningConfig::default());
+        st.lru_scan_depth = pscan;
+        st.io_capacity = pio;
+        st.np_req_flush = req;
+        st
+    }
+
+    #[test]
+    fn sync_replacement_writes_raise_scan_depth() {
+        let mut st = tuned(1024, 200, 200);
+        let mut r = report(300_000);
+        r.user = PoolCounters {
+            dirty_victim_scanned: 37,
+            ..PoolCounters::default()
+        };
+        let (sleep, rules) = end(&mut st, &r);
+        assert_eq!(st.lru_scan_depth(), 1024 + 37);
+        assert!(rules.contains(&"sync_replacement_raises_scan_depth"));
+        assert_eq!(sleep, Sleep::for_us(700_000), "sleep(1 - T_flushing)");
+    }
+
+    #[test]
+    fn scan_depth_raise_is_capped_at_lru_length() {
+        let mut st = tuned(3990, 200, 200);
+        let mut r = report(100);
+        r.user.dirty_victim_scanned = 20;
+        r.np_lru = 5;
+        end(&mut st, &r);
+        assert_eq!(st.lru_scan_depth(), 4000, "Pscan obviously cannot exceed |LRU|");
+        end(&mut st, &r);
+        assert_eq!(st.lru_scan_depth(), 4000);
+    }
+
+    #[test]
+    fn literal_flow_chart_does_not_raise_scan_depth_past_lru_length() {
+        let mut st = SelfTuning::new(SelfTuningConfig {
+            scan_depth_raise: ScanDepthRaise::Literal,
+            ..SelfTuningConfig::default()
+        });
+        st.lru_scan_depth = 3990;
+        st.np_req_flush = 200;
+        let mut r = report(100);
+        r.user.dirty_victim_scanned = 20;
+        r.np_lru = 5;
+        let (_, rules) = end(&mut st, &r);
+        assert_eq!(st.lru_scan_depth(), 3990, "Pscan + NP_dirty > |LRU|: no raise");
+        assert!(rules.contains(&"lru_stable_state"), "falls through to the stable state");
+    }
+
+    #[test]
+    fn surplus_free_pages_lower_scan_depth() {
+        let mut st = tuned(1024, 200, 200);
+        let mut r = report(100);
+        r.free_len = 300;
+        let (_, rules) = end(&mut st, &r);
+        assert_eq!(st.lru_scan_depth(), 724);
+        assert!(rules.contains(&"surplus_free_pages_lower_scan_depth"));
+    }
+
+    #[test]
+    fn surplus_free_pages_do_not_lower_scan_depth_below_minimum() {
+        let mut st = tuned(350, 200, 200);
+        let mut r = report(100);
+        r.free_len = 300;
+        end(&mut st, &r);
+        assert_eq!(st.lru_scan_depth(), 350, "Pscan < |free| + Pscan_MIN");
+    }
+
+    #[test]
+    fn users_scanning_for_clean_pages_keep_scan_depth() {
+        let mut st = tuned(1024, 200, 200);
+        let mut r = report(100);
+        r.free_len = 300;
+        r.user.clean_victim_scanned = 4;
+        r.np_lru = 12;
+        end(&mut st, &r);
+        assert_eq!(st.lru_scan_depth(), 1024, "NP_clean > 0: free pages are needed");
+        assert_eq!(st.np_lru_stable(), 12);
+    }
+
+    #[test]
+    fn lru_stable_state_records_np_lru() {
+        let mut st = tuned(1024, 200, 200);
+        let mut r = report(100);
+        r.np_lru = 321;
+        let (_, rules) = end(&mut st, &r);
+        assert_eq!(st.np_lru_stable(), 321);
+        assert!(rules.contains(&"lru_stable_state"));
+    }
+
+    #[test]
+    fn idle_iteration_is_not_a_stable_state() {
+        let mut st = tuned(1024, 200, 0);
+        let (_, rules) = end(&mut st, &report(100));
+        assert_eq!(st.np_lru_stable(), 100, "NP_LRU = 0 leaves NP_LRU_stable alone");
+        assert_eq!(st.np_flush_stable(), 100);
+        assert!(rules.is_empty(), "{rules:?}");
+    }
+
+    #[test]
+    fn sync_recoverability_writes_raise_io_capacity() {
+        let mut st = tuned(1024, 200, 400);
+        let mut r = report(100);
+        r.user.sync_recoverability_writes = 55;
+        let (_, rules) = end(&mut st, &r);
+        assert_eq!(st.io_capacity(), 255);
+        assert!(rules.contains(&"sync_recoverability_raises_io_capacity"));
+    }
+
+    #[test]
+    fn sync_recoverability_writes_with_enough_io_capacity_do_not_raise_it() {
+        let mut st = tuned(1024, 500, 400);
+        let mut r = report(100);
+        r.user.sync_recoverability_writes = 55;
+        end(&mut st, &r);
+        assert_eq!(
+            st.io_capacity(),
+            400,
+            "Pio >= NP_req_flush: the 'higher than required' rule applies instead"
+        );
+    }
+
+    #[test]
+    fn io_capacity_higher_than_required_drops_to_np_req_flush() {
+        let mut st = tuned(1024, 800, 150);
+        let (_, rules) = end(&mut st, &report(100));
+        assert_eq!(st.io_capacity(), 150);
+        assert!(rules.contains(&"surplus_io_capacity_lowers_to_requested"));
+    }
+
+    #[test]
+    fn io_capacity_not_lowered_below_minimum() {
+        let mut st = tuned(1024, 800, 60);
+        let mut r = report(100);
+        r.np_flush = 60;
+        let (_, rules) = end(&mut st, &r);
+        assert_eq!(st.io_capacity(), 800, "NP_req_flush < Pio_MIN");
+        assert!(rules.contains(&"flush_stable_state"));
+        assert_eq!(st.np_flush_stable(), 60);
+    }
+
+    #[test]
+    fn flush_stable_state_records_np_flush() {
+        let mut st = tuned(1024, 200, 200);
+        let mut r = report(100);
+        r.np_flush = 190;
+        end(&mut st, &r);
+        assert_eq!(st.np_flush_stable(), 190);
+        assert_eq!(st.io_capacity(), 200);
+    }
+
+    #[test]
+    fn overloaded_lru_majority_lowers_scan_depth_toward_stable() {
+        let mut st = tuned(2000, 200, 200);
+        st.np_lru_stable = 500;
+        let mut r = report(1_500_000);
+        r.np_lru = 1000;
+        r.np_flush = 100;
+        let (sleep, rules) = end(&mut st, &r);
+        assert_eq!(st.lru_scan_depth(), 1000, "Pscan x 500/1000");
+        assert_eq!(st.io_capacity(), 200);
+        assert_eq!(sleep, Sleep::none(), "no sleep when overloaded");
+        assert!(rules.contains(&"overload_lowers_scan_depth"));
+    }
+
+    #[test]
+    fn flushing_beyond_io_capacity_lowers_io_capacity_toward_stable() {
+        let mut st = tuned(1024, 4000, 4000);
+        st.np_flush_stable = 1000;
+        let mut r = report(2_000_000);
+        r.np_lru = 10;
+        r.np_flush = 8000;
+        let (_, rules) = end(&mut st, &r);
+        assert_eq!(st.io_capacity(), 500, "Pio x 1000/8000");
+        assert_eq!(st.lru_scan_depth(), 1024);
+        assert!(rules.contains(&"overload_lowers_io_capacity"));
+    }
+
+    #[test]
+    fn overload_lowering_stops_at_minimums() {
+        let mut st = tuned(1024, 300, 300);
+        st.np_flush_stable = 100;
+        let mut r = report(2_000_000);
+        r.np_flush = 100_000;
+        end(&mut st, &r);
+        assert_eq!(st.io_capacity(), 100, "Pio_MIN");
+        let mut st = tuned(1024, 300, 300);
+        st.np_lru_stable = 100;
+        let mut r = report(2_000_000);
+        r.np_lru = 100_000;
+        end(&mut st, &r);
+        assert_eq!(st.lru_scan_depth(), 100, "Pscan_MIN");
+    }
+
+    #[test]
+    fn overload_caused_by_other_activity_changes_nothing() {
+        let mut st = tuned(1024, 200, 200);
+        st.np_lru_stable = 900;
+        st.np_flush_stable = 300;
+        let mut r = report(1_800_000);
+        r.np_lru = 800;
+        r.np_flush = 100;
+        r.user.dirty_victim_scanned = 50;
+        let (_, rules) = end(&mut st, &r);
+        assert_eq!((st.lru_scan_depth(), st.io_capacity()), (1024, 200));
+        assert!(rules.contains(&"overload_by_others_keeps_scan_depth"));
+        let mut r = report(1_800_000);
+        r.np_flush = 250;
+        let (_, rules) = end(&mut st, &r);
+        assert_eq!(st.io_capacity(), 200);
+        assert!(rules.contains(&"overload_by_others_keeps_io_capacity"));
+    }
+
+    #[test]
+    fn io_capacity_max_is_twice_io_capacity_without_floor() {
+        let st = tuned(1024, 150, 0);
+        assert_eq!(st.io_capacity_max(), 300);
+        let params: std::collections::HashMap<_, _> = st.parameters().into_iter().collect();
+        assert_eq!(params["io_capacity_max"], 300.0);
+        assert_eq!(params["p_scan"], 1024.0);
     }
 }

@@ -1,0 +1,480 @@
+//! Scenario tests and a property test of the buffer pool against a simple
+//! reference model of its three lists.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use proptest::prelude::*;
+
+use crate::buffer_pool::{BufferPool, BufferPoolConfig, FixIntent, FixOutcome, FreeCheck, LruMode, WriteKind};
+use crate::redo_space::RedoConfig;
+use crate::types::{FrameId, Lsn, PageId};
+
+fn pool(frames: u32) -> BufferPool {
+    BufferPool::new(BufferPoolConfig::small(frames), Lsn(1)).unwrap()
+}
+
+fn page(n: u32) -> PageId {
+    PageId::new(1, n)
+}
+
+/// Reads `n` into the pool and unfixes it; returns its frame.
+fn load(p: &mut BufferPool, n: u32, now: u64) -> FrameId {
+    match p.fix(page(n), FixIntent::Read, 0, now) {
+        FixOutcome::Miss(f) => {
+            p.complete_read(f);
+            p.unfix(f);
+            f
+        }
+        FixOutcome::Hit(f) => {
+            p.unfix(f);
+            f
+        }
+        other => panic!("load of {n}: {other:?}"),
+    }
+}
+
+/// Modifies resident page `n` with redo `lsn..lsn+100`.
+fn dirty(p: &mut BufferPool, n: u32, lsn: u64) -> FrameId {
+    let FixOutcome::Hit(f) = p.fix(page(n), FixIntent::Read, 0, 0) else {
+        panic!("page {n} not resident")
+    };
+    p.note_modification(f, Lsn(lsn), Lsn(lsn + 100));
+    p.unfix(f);
+    f
+}
+
+#[test]
+fn miss_takes_free_frame_then_hit() {
+    let mut p = pool(16);
+    let FixOutcome::Miss(f) = p.fix(page(7), FixIntent::Read, 0, 0) else {
+        panic!()
+    };
+    assert_eq!(p.fix(page(7), FixIntent::Read, 0, 0), FixOutcome::WaitRead(f));
+    p.complete_read(f);
+    assert_eq!(p.fix(page(7), FixIntent::Read, 0, 0), FixOutcome::Hit(f));
+    p.unfix(f);
+    p.unfix(f);
+    assert_eq!(p.free_len(), 15);
+    assert_eq!(p.counters().reads, 1);
+    assert_eq!(p.counters().requests, 3);
+    p.check_invariants();
+}
+
+#[test]
+fn no_free_frame_evicts_clean_tail_page_counting_np_clean() {
+    let mut p = pool(16);
+    for n in 0..16 {
+        load(&mut p, n, 0);
+    }
+    assert_eq!(p.free_len(), 0);
+    // The two tail pages are dirty; the third from the tail is clean.
+    let tail: Vec<PageId> = p.lru_pages().into_iter().rev().collect();
+    let lsn = 10;
+    for (i, pg) in tail.iter().take(2).enumerate() {
+        dirty(&mut p, pg.page_no, lsn + 200 * i as u64);
+    }
+    let FixOutcome::Miss(_) = p.fix(page(100), FixIntent::Read, 0, 0) else {
+        panic!()
+    };
+    assert!(p.lookup(tail[2]).is_none(), "third-from-tail clean page evicted");
+    assert_eq!(p.counters().clean_victim_scanned, 3);
+    assert_eq!(p.counters().sync_replacement_writes, 0);
+    p.check_invariants();
+}
+
+#[test]
+fn all_dirty_tail_forces_sync_replacement_write_counting_np_dirty() {
+    let mut p = pool(16);
+    for n in 0..16 {
+        load(&mut p, n, 0);
+    }
+    for n in 0..16 {
+        dirty(&mut p, n, 10 + 200 * u64::from(n));
+    }
+    let outcome = p.fix(page(100), FixIntent::Read, 0, 0);
+    let FixOutcome::SyncReplacementWrite(order) = outcome else {
+        panic!("{outcome:?}")
+    };
+    assert_eq!(order.kind, WriteKind::SyncReplacement);
+    assert_eq!(p.counters().sync_replacement_writes, 1);
+    assert_eq!(p.counters().wait_free, 1);
+    assert_eq!(
+        p.counters().dirty_victim_scanned,
+        1,
+        "the tail page itself was flushable"
+    );
+    // The clean scan of the first attempt looked at the threshold's worth.
+    assert_eq!(
+        p.counters().clean_victim_scanned,
+        u64::from(p.config().lru_search_scan_threshold)
+    );
+    p.check_invariants();
+    assert!(
+        p.complete_write(order.frame),
+        "replacement victim is evicted once written"
+    );
+    assert!(p.lookup(order.page).is_none());
+    let FixOutcome::Miss(f) = p.fix(page(100), FixIntent::Read, 1, 0) else {
+        panic!()
+    };
+    assert_eq!(f, order.frame);
+    p.check_invariants();
+}
+
+#[test]
+fn every_frame_fixed_gives_no_frame() {
+    let mut p = pool(8);
+    for n in 0..8 {
+        let FixOutcome::Miss(f) = p.fix(page(n), FixIntent::Read, 0, 0) else {
+            panic!()
+        };
+        p.complete_read(f);
+    }
+    assert_eq!(p.fix(page(9), FixIntent::Read, 0, 0), FixOutcome::NoFrame);
+    p.check_invariants();
+}
+
+#[test]
+fn new_pages_enter_at_midpoint_and_become_young_after_old_blocks_time() {
+    let mut config = BufferPoolConfig::small(64);
+    config.lru_old_min_len = 8;
+    let mut p = BufferPool::new(config, Lsn(1)).unwrap();
+    for n in 0..64 {
+        load(&mut p, n, 0);
+    }
+    // Evict one page so the freed-page clock runs.
+    load(&mut p, 1000, 0);
+    p.check_invariants();
+    let newest = page(1000);
+    let lru = p.lru_pages();
+    let position = lru.iter().position(|&x| x == newest).unwrap();
+    assert_eq!(
+        position as u32,
+        p.lru_len() - p.old_len(),
+        "new page at the head of the old sublist"
+    );
+    // Re-access within old_blocks_time: stays old.
+    let FixOutcome::Hit(f) = p.fix(newest, FixIntent::Read, 0, 500_000) else {
+        panic!()
+    };
+    p.unfix(f);
+    assert_ne!(p.lru_pages()[0], newest);
+    // After old_blocks_time: made young.
+    let FixOutcome::Hit(f) = p.fix(newest, FixIntent::Read, 0, 1_000_000) else {
+        panic!()
+    };
+    p.unfix(f);
+    assert_eq!(p.lru_pages()[0], newest);
+    assert_eq!(p.counters().pages_made_young, 1);
+    p.check_invariants();
+}
+
+#[test]
+fn checkpoint_age_over_sync_margin_blocks_writers() {
+    let mut config = BufferPoolConfig::small(32);
+    config.redo = RedoConfig {
+        capacity_bytes: 4 << 20,
+        thread_concurrency: 0,
+    };
+    let mut p = BufferPool::new(config, Lsn(1)).unwrap();
+    let sync = p.redo().margins.max_modified_age_sync_bytes;
+    for n in 0..4 {
+        load(&mut p, n, 0);
+    }
+    dirty(&mut p, 0, 10);
+    dirty(&mut p, 1, 400);
+    assert_eq!(p.redo_free_check(), FreeCheck::Proceed);
+    // Push the head past the sync margin with a third page.
+    dirty(&mut p, 2, 10 + sync);
+    let FreeCheck::SyncFlush(writes) = p.redo_free_check() else {
+        panic!()
+    };
+    assert_eq!(writes.len(), 1, "only the pages older than the needed LSN");
+    assert_eq!(writes[0].page, page(0));
+    assert_eq!(writes[0].kind, WriteKind::SyncRecoverability);
+    // While that write is in flight, the next writer must wait.
+    assert_eq!(p.redo_free_check(), FreeCheck::WaitForFlush);
+    assert!(!p.complete_write(writes[0].frame), "recoverability writes do not evict");
+    assert!(!p.is_dirty(writes[0].frame));
+    assert_eq!(p.counters().sync_recoverability_writes, 1);
+    p.check_invariants();
+}
+
+#[test]
+fn page_modified_during_write_stays_dirty_with_new_oldest_lsn() {
+    let mut p = pool(16);
+    load(&mut p, 1, 0);
+    load(&mut p, 2, 0);
+    dirty(&mut p, 1, 10);
+    dirty(&mut p, 2, 300);
+    let (writes, _) = p.flush_list_batch(1, Lsn::MAX, WriteKind::FlushList);
+    assert_eq!(writes[0].page, page(1));
+    dirty(&mut p, 1, 500);
+    p.check_invariants();
+    assert!(!p.complete_write(writes[0].frame));
+    assert!(p.is_dirty(writes[0].frame));
+    assert_eq!(p.oldest_modification_of(writes[0].frame), Lsn(500));
+    assert_eq!(
+        p.flush_list_pages(),
+        vec![page(1), page(2)],
+        "re-sorted by oldest modification"
+    );
+    p.check_invariants();
+}
+
+#[test]
+fn lru_batch_evicts_clean_and_writes_dirty_until_free_target() {
+    let mut p = pool(64);
+    for n in 0..64 {
+        load(&mut p, n, 0);
+    }
+    let tail: Vec<PageId> = p.lru_pages().into_iter().rev().collect();
+    for (i, pg) in tail.iter().enumerate().take(10).filter(|(i, _)| i % 2 == 0) {
+        dirty(&mut p, pg.page_no, 10 + 200 * i as u64);
+    }
+    let chunk = p.lru_batch_chunk(100, 6, u32::MAX, LruMode::EvictToFree);
+    assert_eq!(chunk.evicted, 6, "stops once the free list reaches the target");
+    assert_eq!(chunk.writes.len(), 5, "dirty pages passed on the way are written");
+    assert_eq!(chunk.scanned, 11);
+    assert_eq!(p.free_len(), 6);
+    for w in &chunk.writes {
+        assert!(p.complete_write(w.frame));
+    }
+    assert_eq!(p.free_len(), 11);
+    assert_eq!(p.counters().lru_batch_flush_pages, 5);
+    assert_eq!(p.counters().lru_batch_evict_pages, 6);
+    p.check_invariants();
+}
+
+#[test]
+fn clean_only_lru_batch_leaves_pages_resident() {
+    let mut p = pool(32);
+    for n in 0..32 {
+        load(&mut p, n, 0);
+    }
+    for n in 0..32 {
+        dirty(&mut p, n, 10 + 200 * u64::from(n));
+    }
+    let chunk = p.lru_batch_chunk(4, u32::MAX, u32::MAX, LruMode::CleanOnly);
+    assert_eq!((chunk.writes.len(), chunk.evicted), (4, 0));
+    for w in &chunk.writes {
+        assert!(!p.complete_write(w.frame));
+        assert!(p.lookup(w.page).is_some());
+    }
+    assert_eq!(p.counters().cleaner_clean_pages, 4);
+    p.check_invariants();
+}
+
+#[test]
+fn flush_list_batch_respects_lsn_limit_and_order() {
+    let mut p = pool(16);
+    for n in 0..6 {
+        load(&mut p, n, 0);
+        dirty(&mut p, n, 100 * u64::from(n + 1));
+    }
+    let (writes, _) = p.flush_list_batch(10, Lsn(350), WriteKind::FlushList);
+    let pages: Vec<u32> = writes.iter().map(|w| w.page.page_no).collect();
+    assert_eq!(pages, vec![0, 1, 2], "oldest first, only below the limit");
+    let (more, scanned) = p.flush_list_batch(2, Lsn::MAX, WriteKind::FlushList);
+    assert_eq!(more.iter().map(|w| w.page.page_no).collect::<Vec<_>>(), vec![3, 4]);
+    assert_eq!(scanned, 5, "in-flight pages are scanned and skipped");
+    p.check_invariants();
+}
+
+#[test]
+fn failed_read_returns_frame_to_free_list() {
+    let mut p = pool(8);
+    let FixOutcome::Miss(f) = p.fix(page(3), FixIntent::Read, 0, 0) else {
+        panic!()
+    };
+    p.fail_read(f);
+    assert!(p.lookup(page(3)).is_none());
+    assert_eq!(p.free_len(), 8);
+    p.check_invariants();
+}
+
+#[test]
+fn checkpoint_candidate_is_oldest_dirty_page() {
+    let mut p = pool(8);
+    load(&mut p, 1, 0);
+    load(&mut p, 2, 0);
+    dirty(&mut p, 1, 50);
+    dirty(&mut p, 2, 80);
+    assert_eq!(p.checkpoint_candidate(), Lsn(50));
+    p.note_checkpoint(Lsn(50));
+    assert_eq!(p.redo().checkpoint_lsn, Lsn(50));
+    assert_eq!(p.redo_age_bytes(), 180 - 50);
+}
+
+// ----- property test against a reference model -----------------------------
+
+#[derive(Clone, Debug)]
+enum Op {
+    Fix { page: u32, modify: bool },
+    CompleteOneWrite,
+    LruBatch { depth: u32 },
+    FlushBatch { pages: u32 },
+    FreeCheck,
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        6 => (0u32..48, any::<bool>()).prop_map(|(page, modify)| Op::Fix { page, modify }),
+        3 => Just(Op::CompleteOneWrite),
+        1 => (1u32..20).prop_map(|depth| Op::LruBatch { depth }),
+        1 => (1u32..10).prop_map(|pages| Op::FlushBatch { pages }),
+        1 => Just(Op::FreeCheck),
+    ]
+}
+
+/// The reference: which pages are resident, which are dirty (with their
+/// oldest modification and insertion sequence) and which writes are pending.
+#[derive(Default)]
+struct Model {
+    resident: BTreeSet<PageId>,
+    dirty: BTreeMap<PageId, (u64, u64)>,
+    /// In-flight writes; the last field is the first LSN modified meanwhile.
+    pending: Vec<(FrameId, PageId, WriteKind, Option<u64>)>,
+    seq: u64,
+}
+
+impl Model {
+    fn mark_dirty(&mut self, pg: PageId, lsn: u64) {
+        if !self.dirty.contains_key(&pg) {
+            self.seq += 1;
+            self.dirty.insert(pg, (lsn, self.seq));
+        }
+    }
+
+    fn expected_flush_list(&self) -> Vec<PageId> {
+        let mut v: Vec<(u64, u64, PageId)> = self.dirty.iter().map(|(&p, &(l, s))| (l, s, p)).collect();
+        v.sort_by(|a, b| b.0.cmp(&a.0).then(b.1.cmp(&a.1)));
+        v.into_iter().map(|x| x.2).collect()
+    }
+}
+
+fn run_ops(ops: Vec<Op>) {
+    let mut config = BufferPoolConfig::small(16);
+    config.redo = RedoConfig {
+        capacity_bytes: 2 << 20,
+        thread_concurrency: 0,
+    };
+    let mut p = BufferPool::new(config, Lsn(1)).unwrap();
+    let mut m = Model::default();
+    let mut lsn = 10u64;
+    let mut now = 0u64;
+    for op in ops {
+        now += 1000;
+        match op {
+            Op::Fix { page: n, modify } => {
+                let pg = page(n);
+                {
+                    match p.fix(pg, FixIntent::Read, 0, now) {
+                        FixOutcome::Hit(f) => {
+                            assert!(m.resident.contains(&pg), "hit on a page the model lacks");
+                            if modify {
+                                p.note_modification(f, Lsn(lsn), Lsn(lsn + 50));
+                                // Modified while a write is in flight: the write's
+                                // completion leaves it dirty from this LSN.
+                                match m.pending.iter_mut().find(|w| w.1 == pg) {
+                                    Some(w) => {
+                                        w.3.get_or_insert(lsn);
+                                    }
+                                    None => m.mark_dirty(pg, lsn),
+                                }
+                                lsn += 100;
+                            }
+                            p.unfix(f);
+                        }
+                        FixOutcome::Miss(f) => {
+                            assert!(!m.resident.contains(&pg), "miss on a resident page");
+                            // The frame came from the free list or from one clean victim.
+                            let gone: Vec<PageId> =
+                                m.resident.iter().copied().filter(|x| p.lookup(*x).is_none()).collect();
+                            assert!(gone.len() <= 1, "a miss evicts at most one page");
+                            for g in gone {
+                                assert!(!m.dirty.contains_key(&g), "a miss evicted dirty page {g}");
+                                m.resident.remove(&g);
+                            }
+                            m.resident.insert(pg);
+                            p.complete_read(f);
+                            p.unfix(f);
+                        }
+                        FixOutcome::WaitRead(_) => unreachable!("reads complete at once here"),
+                        FixOutcome::SyncReplacementWrite(order) => {
+                            assert!(m.dirty.contains_key(&order.page), "replacement victim must be dirty");
+                            m.pending.push((order.frame, order.page, order.kind, None));
+                        }
+                        FixOutcome::NoFrame => {}
+                    }
+                }
+            }
+            Op::CompleteOneWrite => {
+                if !m.pending.is_empty() {
+                    let (frame, pg, _kind, redirtied) = m.pending.remove(0);
+                    let evicted = p.complete_write(frame);
+                    m.dirty.remove(&pg);
+                    if let Some(re) = redirtied {
+                        m.mark_dirty(pg, re);
+                        assert!(!evicted);
+                    }
+                    if evicted {
+                        m.resident.remove(&pg);
+                    }
+                }
+            }
+            Op::LruBatch { depth } => {
+                let before: BTreeSet<PageId> = m.resident.clone();
+                let chunk = p.lru_batch_chunk(depth, depth, u32::MAX, LruMode::EvictToFree);
+                for w in &chunk.writes {
+                    assert!(m.dirty.contains_key(&w.page));
+                    m.pending.push((w.frame, w.page, w.kind, None));
+                }
+                let now_resident: BTreeSet<PageId> =
+                    before.iter().copied().filter(|pg| p.lookup(*pg).is_some()).collect();
+                for gone in before.difference(&now_resident) {
+                    assert!(!m.dirty.contains_key(gone), "evicted a dirty page");
+                }
+                m.resident = now_resident;
+            }
+            Op::FlushBatch { pages } => {
+                let (writes, _) = p.flush_list_batch(pages, Lsn::MAX, WriteKind::FlushList);
+                let expected: Vec<PageId> = m
+                    .expected_flush_list()
+                    .into_iter()
+                    .rev()
+                    .filter(|pg| !m.pending.iter().any(|w| w.1 == *pg))
+                    .take(pages as usize)
+                    .collect();
+                assert_eq!(
+                    writes.iter().map(|w| w.page).collect::<Vec<_>>(),
+                    expected,
+                    "flush batch takes the oldest"
+                );
+                for w in writes {
+                    m.pending.push((w.frame, w.page, w.kind, None));
+                }
+            }
+            Op::FreeCheck => {
+                if let FreeCheck::SyncFlush(writes) = p.redo_free_check() {
+                    for w in writes {
+                        m.pending.push((w.frame, w.page, w.kind, None));
+                    }
+                }
+            }
+        }
+        p.check_invariants();
+        let resident: BTreeSet<PageId> = p.lru_pages().into_iter().collect();
+        assert_eq!(resident, m.resident, "LRU membership");
+        assert_eq!(p.free_len() as usize, 16 - m.resident.len(), "free list length");
+        assert_eq!(p.flush_list_pages(), m.expected_flush_list(), "flush list order");
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+    #[test]
+    fn random_operations_keep_invariants_and_agree_with_reference_model(ops in proptest::collection::vec(op(), 1..200)) {
+        run_ops(ops);
+    }
+}

@@ -1,0 +1,239 @@
+//! The doublewrite buffer: torn-write protection for in-place page writes.
+//!
+//! After InnoDB's doublewrite buffer. A page write in place can tear (part
+//! old, part new) on power loss, and a torn page cannot be rebuilt from
+//! physiological redo. So every batch of pages is first written, as
+//! complete sealed images (each names its own space and page number in its
+//! header), to slots of a separate file, which is fsynced; only then are the
+//! pages written in place, and the tablespaces fsynced. At recovery, any
+//! page that fails verification in place is restored from its valid copy.
+//!
+//! File layout: `slots` pages of the tablespaces' page size, slot `i` at
+//! byte `i * page_size`. Slots carry no header of their own: the page
+//! header is the slot header.
+//!
+//! Invariant (the one this module exists for): **a page is never being
+//! written in place unless a valid copy of exactly that version is durable
+//! in the doublewrite file.** It holds because, under the batch lock,
+//! (1) every image is verified before any I/O, (2) the slots are written
+//! and fsynced before the first in-place write, and (3) the in-place writes
+//! are fsynced before the lock is released, i.e. before any slot can be
+//! overwritten by the next batch. Consequences used by [`Doublewrite::recover`]:
+//! - a torn slot means its batch never reached the in-place writes, so the
+//!   in-place page is intact and the slot is ignored;
+//! - a page that fails verification in place was in the last batch, and a
+//!   valid copy of the version being written is in some slot; older copies
+//!   of the same page may linger in other slots, so the copy with the
+//!   highest LSN wins;
+//! - a page that verifies in place is left alone, even if a slot holds a
+//!   newer copy (its write was lost whole, not torn; redo replays it).
+//!
+//! Any I/O error during a batch is returned; the backends are `Checked`, so
+//! the failed file refuses further work and recovery at the next open
+//! restores a consistent state.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use flushwise_core::{Lsn, PageId};
+use parking_lot::Mutex;
+
+use super::tablespace::{EngineStorageError, Result, Tablespace};
+use super::{AlignedBuf, StorageBackend};
+use crate::page::{self, PageError, PageSize};
+
+/// InnoDB's classic doublewrite buffer holds 128 pages (two 64-page extents).
+pub const DEFAULT_SLOTS: u32 = 128;
+
+/// What recovery found and did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DoublewriteReport {
+    /// Slots read from the doublewrite file.
+    pub slots_read: u32,
+    /// Slots never written (all zeros).
+    pub empty_slots: u32,
+    /// Slots whose copy does not verify (the batch was torn before any
+    /// in-place write; ignored).
+    pub torn_copies: u32,
+    /// Slots holding a valid page copy.
+    pub valid_copies: u32,
+    /// Distinct pages whose in-place version was checked.
+    pub pages_checked: u32,
+    /// Pages whose space is not among the given tablespaces (skipped).
+    pub unknown_space_copies: u32,
+    /// Pages restored from their copy, in page-id order.
+    pub repaired: Vec<PageId>,
+}
+
+impl DoublewriteReport {
+    pub fn pages_repaired(&self) -> usize {
+        self.repaired.len()
+    }
+}
+
+/// One page of a batch: the tablespace, the page number and its sealed image.
+pub type BatchPage<'a> = (&'a Tablespace, u32, &'a AlignedBuf);
+
+/// A doublewrite file shared by any number of tablespaces of one page size.
+pub struct Doublewrite {
+    path: PathBuf,
+    backend: Arc<dyn StorageBackend>,
+    page_size: PageSize,
+    slots: u32,
+    /// Staging area for one batch; its lock serialises batches (invariant).
+    staging: Mutex<AlignedBuf>,
+}
+
+impl Doublewrite {
+    /// Opens the doublewrite file in `backend` (opened from `path`) with
+    /// `slots` page slots, growing and syncing it if it is shorter.
+    pub fn open(
+        path: impl Into<PathBuf>,
+        backend: Arc<dyn StorageBackend>,
+        page_size: PageSize,
+        slots: u32,
+    ) -> Result<Self> {
+        assert!(slots > 0, "a doublewrite buffer needs at least one slot");
+        let path = path.into();
+        let want_len = page_size.offset_of(slots);
+        if backend.len()? < want_len {
+            backend.set_len(want_len)?;
+            backend.sync_data()?;
+        }
+        let staging = AlignedBuf::zeroed(page_size.bytes() * slots as usize);
+        Ok(Self {
+            path,
+            backend,
+            page_size,
+            slots,
+            staging: Mutex::new(staging),
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn slots(&self) -> u32 {
+        self.slots
+    }
+
+    fn check_page_size(&self, ts: &Tablespace) -> Result<()> {
+        if ts.page_size() == self.page_size {
+            Ok(())
+        } else {
+            Err(EngineStorageError::PageSizeMismatch {
+                path: ts.path().to_path_buf(),
+                expected: self.page_size,
+                found: ts.page_size(),
+            })
+        }
+    }
+
+    /// Writes sealed pages durably through the doublewrite file, then in
+    /// place, then syncs their tablespaces. Batches larger than the slot
+    /// count go in slot-sized chunks, each completing before the next.
+    pub fn write_batch(&self, pages: &[BatchPage<'_>]) -> Result<()> {
+        for chunk in pages.chunks(self.slots as usize) {
+            self.write_chunk(chunk)?;
+        }
+        Ok(())
+    }
+
+    fn write_chunk(&self, chunk: &[BatchPage<'_>]) -> Result<()> {
+        let size = self.page_size.bytes();
+        let mut staging = self.staging.lock();
+        // (1) Verify every image and range before any I/O.
+        for (ts, page_no, buf) in chunk {
+            self.check_page_size(ts)?;
+            ts.check_sealed(*page_no, buf)?;
+            if *page_no >= ts.page_count() {
+                return Err(EngineStorageError::PageOutOfRange {
+                    path: ts.path().to_path_buf(),
+                    page_no: *page_no,
+                    page_count: ts.page_count(),
+                });
+            }
+        }
+        // (2) All copies in one sequential write, then fsync.
+        for (slot, (_, _, buf)) in chunk.iter().enumerate() {
+            staging[slot * size..(slot + 1) * size].copy_from_slice(buf);
+        }
+        self.backend.write(0, &staging[..chunk.len() * size])?;
+        self.backend.sync_data()?;
+        // (3) In place, then fsync each tablespace once, before the lock
+        // (and with it the slots) is released.
+        for (ts, page_no, buf) in chunk {
+            ts.write_sealed(*page_no, buf)?;
+        }
+        let mut synced: Vec<&Tablespace> = Vec::new();
+        for (ts, _, _) in chunk {
+            if !synced.iter().any(|s| std::ptr::eq(*s, *ts)) {
+                ts.sync()?;
+                synced.push(ts);
+            }
+        }
+        Ok(())
+    }
+
+    /// Restores every torn in-place page that has a valid copy in the
+    /// doublewrite file. Run before redo recovery.
+    pub fn recover(&self, tablespaces: &[&Tablespace]) -> Result<DoublewriteReport> {
+        let _batch = self.staging.lock();
+        let mut report = DoublewriteReport::default();
+        let mut newest: BTreeMap<PageId, (Lsn, AlignedBuf)> = BTreeMap::new();
+        // Every slot the file holds, even beyond `self.slots`: a restart with
+        // fewer slots must still see copies written before the crash.
+        let slots_in_file = u32::try_from(self.backend.len()? / self.page_size.bytes_u64()).unwrap_or(u32::MAX);
+        let mut buf = AlignedBuf::zeroed(self.page_size.bytes());
+        for slot in 0..slots_in_file {
+            self.backend.read(self.page_size.offset_of(slot), &mut buf)?;
+            report.slots_read += 1;
+            let id = page::peek_page_id(&buf);
+            match page::verify(&buf, id, &self.path) {
+                Ok(header) => {
+                    report.valid_copies += 1;
+                    let keep = match newest.get(&id) {
+                        Some((lsn, _)) => header.lsn > *lsn,
+                        None => true,
+                    };
+                    if keep {
+                        newest.insert(id, (header.lsn, buf.clone()));
+                    }
+                }
+                Err(PageError::NeverWritten { .. }) => report.empty_slots += 1,
+                Err(_) => report.torn_copies += 1,
+            }
+        }
+
+        let mut touched: Vec<&Tablespace> = Vec::new();
+        let mut in_place = AlignedBuf::zeroed(self.page_size.bytes());
+        for (id, (_, copy)) in &newest {
+            let Some(ts) = tablespaces.iter().find(|t| t.space_id() == id.space) else {
+                report.unknown_space_copies += 1;
+                continue;
+            };
+            self.check_page_size(ts)?;
+            report.pages_checked += 1;
+            if id.page_no >= ts.page_count() {
+                // The extension that made room for the page was not durable.
+                ts.extend(id.page_no + 1 - ts.page_count())?;
+            }
+            match ts.read_page(id.page_no, &mut in_place) {
+                Ok(_) => continue,
+                Err(e) if e.is_corrupt_page() => {}
+                Err(e) => return Err(e),
+            }
+            ts.write_sealed(id.page_no, copy)?;
+            report.repaired.push(*id);
+            if !touched.iter().any(|s| std::ptr::eq(*s, *ts)) {
+                touched.push(ts);
+            }
+        }
+        for ts in touched {
+            ts.sync()?;
+        }
+        Ok(report)
+    }
+}

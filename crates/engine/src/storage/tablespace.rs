@@ -1,0 +1,243 @@
+//! `Tablespace`: one file of fixed-size, checksummed pages.
+//!
+//! Page `n` lives at byte offset `n * page_size` of the file. Every read is
+//! verified ([`page::verify`]) against the page id it should hold, and
+//! every write is sealed and verified before it leaves, so a page that
+//! reaches the disk is always self-consistent and a page read back is
+//! either exactly what was written or an error naming the file and page.
+//!
+//! Invariants:
+//! - the file length is a multiple of the page size and
+//!   `page_count() * page_size == len` after every successful `extend`;
+//! - `write_page` never writes a page whose header does not verify as
+//!   `(space_id, page_no)`, and never writes past `page_count()` (extend
+//!   first: growing the file is an explicit, serialised step);
+//! - reads and writes of different pages run concurrently (`&self`);
+//!   callers (the buffer pool) guarantee one writer per page at a time;
+//! - a written page is durable only after `sync()`; a new page count is
+//!   durable only after `sync()` too (fdatasync covers the file size).
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+
+use flushwise_core::PageId;
+use parking_lot::Mutex;
+
+use super::{AlignedBuf, StorageBackend, StorageError};
+use crate::page::{self, PageError, PageHeader, PageSize};
+
+/// Errors of the page-file layer (tablespaces and the doublewrite buffer).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum EngineStorageError {
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+    #[error(transparent)]
+    Page(#[from] PageError),
+    #[error("{path}: page {page_no} is past the end of the tablespace ({page_count} pages)")]
+    PageOutOfRange {
+        path: PathBuf,
+        page_no: u32,
+        page_count: u32,
+    },
+    #[error("{path}: file length {len} is not a multiple of the page size {page_size}")]
+    PartialPage { path: PathBuf, len: u64, page_size: usize },
+    #[error("{path}: cannot grow by {n_pages} pages from {page_count}: page numbers are 32-bit")]
+    TooManyPages {
+        path: PathBuf,
+        page_count: u32,
+        n_pages: u32,
+    },
+    #[error("{path}: refusing to write page {page_no}: the buffer does not verify as that page ({source})")]
+    RefusedWrite {
+        path: PathBuf,
+        page_no: u32,
+        #[source]
+        source: PageError,
+    },
+    #[error("{path}: page size {found} differs from the expected {expected}")]
+    PageSizeMismatch {
+        path: PathBuf,
+        expected: PageSize,
+        found: PageSize,
+    },
+}
+
+impl EngineStorageError {
+    /// True if the error says a page on disk is torn or corrupt (not an I/O
+    /// failure): the cases the doublewrite buffer can repair.
+    pub fn is_corrupt_page(&self) -> bool {
+        matches!(
+            self,
+            EngineStorageError::Page(PageError::Corrupt { .. } | PageError::NeverWritten { .. })
+        )
+    }
+}
+
+pub type Result<T> = std::result::Result<T, EngineStorageError>;
+
+/// One file of pages of one space.
+pub struct Tablespace {
+    space_id: u32,
+    path: PathBuf,
+    backend: Arc<dyn StorageBackend>,
+    page_size: PageSize,
+    page_count: AtomicU32,
+    /// Serialises `extend`, the only change of the file length.
+    extend_lock: Mutex<()>,
+}
+
+impl Tablespace {
+    /// Opens the tablespace `space_id` stored in `backend` (opened from
+    /// `path`, which names the file in errors).
+    pub fn open(
+        space_id: u32,
+        path: impl Into<PathBuf>,
+        backend: Arc<dyn StorageBackend>,
+        page_size: PageSize,
+    ) -> Result<Self> {
+        let path = path.into();
+        let len = backend.len()?;
+        if len % page_size.bytes_u64() != 0 {
+            return Err(EngineStorageError::PartialPage {
+                path,
+                len,
+                page_size: page_size.bytes(),
+            });
+        }
+        let pages = len / page_size.bytes_u64();
+        let page_count = u32::try_from(pages).map_err(|_| EngineStorageError::TooManyPages {
+            path: path.clone(),
+            page_count: u32::MAX,
+            n_pages: 0,
+        })?;
+        Ok(Self {
+            space_id,
+            path,
+            backend,
+            page_size,
+            page_count: AtomicU32::new(page_count),
+            extend_lock: Mutex::new(()),
+        })
+    }
+
+    pub fn space_id(&self) -> u32 {
+        self.space_id
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn page_size(&self) -> PageSize {
+        self.page_size
+    }
+
+    pub fn page_count(&self) -> u32 {
+        self.page_count.load(Ordering::Acquire)
+    }
+
+    pub fn page_id(&self, page_no: u32) -> PageId {
+        PageId::new(self.space_id, page_no)
+    }
+
+    pub fn backend(&self) -> &Arc<dyn StorageBackend> {
+        &self.backend
+    }
+
+    /// A zeroed, aligned buffer of one page.
+    pub fn new_page_buf(&self) -> AlignedBuf {
+        AlignedBuf::zeroed(self.page_size.bytes())
+    }
+
+    fn check_buf(&self, buf: &[u8]) {
+        assert_eq!(
+            buf.len(),
+            self.page_size.bytes(),
+            "{}: page buffer of {} bytes for page size {}",
+            self.path.display(),
+            buf.len(),
+            self.page_size
+        );
+    }
+
+    fn check_in_range(&self, page_no: u32) -> Result<()> {
+        let page_count = self.page_count();
+        if page_no < page_count {
+            Ok(())
+        } else {
+            Err(EngineStorageError::PageOutOfRange {
+                path: self.path.clone(),
+                page_no,
+                page_count,
+            })
+        }
+    }
+
+    /// Reads page `page_no` into `buf` without verifying it.
+    pub fn read_page_unverified(&self, page_no: u32, buf: &mut AlignedBuf) -> Result<()> {
+        self.check_buf(buf);
+        self.check_in_range(page_no)?;
+        self.backend
+            .read(self.page_size.offset_of(page_no), buf)
+            .map_err(Into::into)
+    }
+
+    /// Reads and verifies page `page_no`.
+    pub fn read_page(&self, page_no: u32, buf: &mut AlignedBuf) -> Result<PageHeader> {
+        self.read_page_unverified(page_no, buf)?;
+        Ok(page::verify(buf, self.page_id(page_no), &self.path)?)
+    }
+
+    /// Seals `buf` (checksum and trailer) and writes it as page `page_no`.
+    pub fn write_page(&self, page_no: u32, buf: &mut AlignedBuf) -> Result<()> {
+        self.check_buf(buf);
+        page::seal(buf);
+        self.write_sealed(page_no, buf)
+    }
+
+    /// Writes an already sealed page after checking that it verifies as
+    /// page `page_no` of this space.
+    pub fn write_sealed(&self, page_no: u32, buf: &AlignedBuf) -> Result<()> {
+        self.check_sealed(page_no, buf)?;
+        self.check_in_range(page_no)?;
+        self.backend
+            .write(self.page_size.offset_of(page_no), buf)
+            .map_err(Into::into)
+    }
+
+    /// Checks, before any I/O, that `buf` is a sealed image of `page_no`.
+    pub(crate) fn check_sealed(&self, page_no: u32, buf: &AlignedBuf) -> Result<()> {
+        self.check_buf(buf);
+        page::verify(buf, self.page_id(page_no), &self.path)
+            .map(|_| ())
+            .map_err(|source| EngineStorageError::RefusedWrite {
+                path: self.path.clone(),
+                page_no,
+                source,
+            })
+    }
+
+    /// Grows the file by `n_pages` zeroed pages; returns the first new page
+    /// number. New pages read as [`PageError::NeverWritten`] until written.
+    pub fn extend(&self, n_pages: u32) -> Result<u32> {
+        let _guard = self.extend_lock.lock();
+        let first_new = self.page_count();
+        let new_count = first_new
+            .checked_add(n_pages)
+            .ok_or_else(|| EngineStorageError::TooManyPages {
+                path: self.path.clone(),
+                page_count: first_new,
+                n_pages,
+            })?;
+        self.backend.set_len(self.page_size.offset_of(new_count))?;
+        self.page_count.store(new_count, Ordering::Release);
+        Ok(first_new)
+    }
+
+    /// Makes every completed write and extension durable (fdatasync).
+    pub fn sync(&self) -> Result<()> {
+        self.backend.sync_data().map_err(Into::into)
+    }
+}

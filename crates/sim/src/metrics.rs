@@ -1,0 +1,252 @@
+//! What a run measures: per-interval rows and the final result.
+//!
+//! Counts come from the core's cumulative [`PoolCounters`] and the
+//! simulator's own counters, differenced over the measured window (warm-up
+//! excluded). Field names follow the issue's JSON contract and InnoDB's
+//! metric names where one exists.
+
+use serde::Serialize;
+
+use flushwise_core::PoolCounters;
+
+/// Transaction counters by type (TPC-C order: New-Order, Payment,
+/// Order-Status, Delivery, Stock-Level, other).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct TxnCounts {
+    pub committed: [u64; 6],
+    pub rolled_back: [u64; 6],
+}
+
+impl TxnCounts {
+    pub fn since(&self, earlier: &TxnCounts) -> TxnCounts {
+        let mut out = TxnCounts::default();
+        for i in 0..6 {
+            out.committed[i] = self.committed[i] - earlier.committed[i];
+            out.rolled_back[i] = self.rolled_back[i] - earlier.rolled_back[i];
+        }
+        out
+    }
+    pub fn new_orders(&self) -> u64 {
+        self.committed[0]
+    }
+    pub fn total(&self) -> u64 {
+        self.committed.iter().sum::<u64>() + self.rolled_back.iter().sum::<u64>()
+    }
+}
+
+/// Log-bucketed latency histogram (8 buckets per power of two), enough for
+/// p50..p99.9 within ~9% without storing samples.
+#[derive(Clone, Debug)]
+pub struct LatencyHistogram {
+    buckets: Vec<u64>,
+    count: u64,
+    max_us: u64,
+}
+
+impl Default for LatencyHistogram {
+    fn default() -> Self {
+        Self {
+            buckets: vec![0; 64 * 8],
+            count: 0,
+            max_us: 0,
+        }
+    }
+}
+
+impl LatencyHistogram {
+    fn bucket(us: u64) -> usize {
+        if us < 8 {
+            return us as usize;
+        }
+        let log = 63 - us.leading_zeros() as usize;
+        let sub = ((us >> (log - 3)) & 7) as usize;
+        (log - 2) * 8 + sub
+    }
+
+    fn bucket_upper(index: usize) -> u64 {
+        if index < 8 {
+            return index as u64;
+        }
+        let log = index / 8 + 2;
+        let sub = (index % 8) as u64;
+        ((8 + sub + 1) << (log - 3)) - 1
+    }
+
+    pub fn record(&mut self, us: u64) {
+        let b = Self::bucket(us).min(self.buckets.len() - 1);
+        self.buckets[b] += 1;
+        self.count += 1;
+        self.max_us = self.max_us.max(us);
+    }
+
+    pub fn count(&self) -> u64 {
+        self.count
+    }
+
+    /// Upper bound of the bucket holding quantile `q` (0..=1).
+    pub fn quantile_us(&self, q: f64) -> u64 {
+        if self.count == 0 {
+            return 0;
+        }
+        let target = ((q * self.count as f64).ceil() as u64).max(1);
+        let mut seen = 0;
+        for (i, &n) in self.buckets.iter().enumerate() {
+            seen += n;
+            if seen >= target {
+                return Self::bucket_upper(i).min(self.max_us);
+            }
+        }
+        self.max_us
+    }
+
+    pub fn max_us(&self) -> u64 {
+        self.max_us
+    }
+}
+
+/// Latency quantiles of one transaction type, in microseconds.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct LatencySummary {
+    pub txn_type: String,
+    pub count: u64,
+    pub p50_us: u64,
+    pub p90_us: u64,
+    pub p95_us: u64,
+    pub p99_us: u64,
+    pub p999_us: u64,
+    pub max_us: u64,
+}
+
+impl LatencySummary {
+    pub fn from_histogram(txn_type: &str, h: &LatencyHistogram) -> Self {
+        Self {
+            txn_type: txn_type.into(),
+            count: h.count(),
+            p50_us: h.quantile_us(0.50),
+            p90_us: h.quantile_us(0.90),
+            p95_us: h.quantile_us(0.95),
+            p99_us: h.quantile_us(0.99),
+            p999_us: h.quantile_us(0.999),
+            max_us: h.max_us(),
+        }
+    }
+}
+
+/// The flushing figures shared by interval rows and the final result.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct FlushFigures {
+    pub nopm: f64,
+    pub tpm_total: f64,
+    pub reads: u64,
+    pub async_writes: u64,
+    pub sync_replacement_writes: u64,
+    pub sync_recoverability_writes: u64,
+    /// `percentage_sync_write` of Lee et al. §5.1.
+    pub sync_write_pct: f64,
+    /// Data-page reads and writes per transaction (Lee et al. Figure 4).
+    pub io_per_txn: f64,
+    pub hit_ratio: f64,
+    pub wait_free: u64,
+    pub lru_batch_flush_pages: u64,
+    pub lru_batch_evict_pages: u64,
+    pub flush_list_pages: u64,
+}
+
+impl FlushFigures {
+    pub fn compute(pool: &PoolCounters, txns: &TxnCounts, seconds: f64) -> Self {
+        let minutes = (seconds / 60.0).max(1e-9);
+        let total_txns = txns.total();
+        let writes = pool.async_writes() + pool.sync_writes();
+        Self {
+            nopm: txns.new_orders() as f64 / minutes,
+            tpm_total: total_txns as f64 / minutes,
+            reads: pool.reads,
+            async_writes: pool.async_writes(),
+            sync_replacement_writes: pool.sync_replacement_writes,
+            sync_recoverability_writes: pool.sync_recoverability_writes,
+            sync_write_pct: pool.sync_write_pct(),
+            io_per_txn: if total_txns == 0 {
+                0.0
+            } else {
+                (pool.reads + writes) as f64 / total_txns as f64
+            },
+            hit_ratio: pool.hit_ratio(),
+            wait_free: pool.wait_free,
+            lru_batch_flush_pages: pool.lru_batch_flush_pages,
+            lru_batch_evict_pages: pool.lru_batch_evict_pages,
+            flush_list_pages: pool.flush_list_pages,
+        }
+    }
+}
+
+/// One report interval.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct IntervalRow {
+    pub policy: String,
+    pub seed: u64,
+    pub config_hash: String,
+    /// End of the interval, seconds since the measured window began
+    /// (negative during warm-up).
+    pub time_s: f64,
+    pub warmup: bool,
+    #[serde(flatten)]
+    pub figures: FlushFigures,
+    pub dirty_pct: f64,
+    pub free_pages: u32,
+    pub checkpoint_age_bytes: u64,
+    /// The policy's parameters at the end of the interval.
+    pub parameters: Vec<(String, f64)>,
+}
+
+/// One run, as the JSON contract of the simulator issue lists it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct RunResult {
+    pub policy: String,
+    pub workload: String,
+    pub device: String,
+    pub log_device: String,
+    pub buffer_pool_bytes: u64,
+    pub redo_bytes: u64,
+    pub page_size_bytes: u32,
+    pub warehouses: u32,
+    pub connections: u32,
+    pub seed: u64,
+    pub config_hash: String,
+    pub commit: String,
+    #[serde(flatten)]
+    pub figures: FlushFigures,
+    /// Time-weighted dirty share of the pool over the measured window, %.
+    pub dirty_pct_avg: f64,
+    pub free_pages_avg: f64,
+    pub checkpoint_age_avg_bytes: f64,
+    pub transactions: u64,
+    pub rollbacks: u64,
+    pub requests: u64,
+    pub simulated_seconds: f64,
+    pub wall_seconds: f64,
+    /// Simulated buffer requests (fixes) per wall-clock second, warm-up included.
+    pub requests_per_second: f64,
+    pub cleaner_iterations: u64,
+    pub final_parameters: Vec<(String, f64)>,
+    pub latency: Vec<LatencySummary>,
+    pub database_pages: u64,
+    pub database_bytes: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn histogram_quantiles_are_close() {
+        let mut h = LatencyHistogram::default();
+        for us in 1..=10_000 {
+            h.record(us);
+        }
+        let p50 = h.quantile_us(0.5) as f64;
+        assert!((p50 - 5000.0).abs() / 5000.0 < 0.13, "{p50}");
+        let p99 = h.quantile_us(0.99) as f64;
+        assert!((p99 - 9900.0).abs() / 9900.0 < 0.13, "{p99}");
+        assert_eq!(h.max_us(), 10_000);
+    }
+}

@@ -1,0 +1,730 @@
+//! The discrete-event simulation: agents, the buffer pool (the core), page
+//! cleaners (the core's driver and policy), devices (the core's models) and
+//! a redo log writer with group commit, in one virtual clock.
+//!
+//! Components follow Wang & Bunt §5: agents execute their own request
+//! streams, charging CPU per fix/unfix and per transaction; a miss blocks
+//! the agent for a read; a synchronous write (replacement or recoverability)
+//! blocks the agent that issued it; an agent waiting for redo space or for
+//! its commit to be durable is blocked too; page-cleaner writes compete for
+//! the same data device. Data and redo live on separate devices (Lee et al.
+//! §5.1).
+//!
+//! Every decision (frame choice, eviction, what to flush, when writers must
+//! flush) is the core's: this module only moves time. There is no wall
+//! clock and one seeded PRNG (the workload's), so a run is a pure function
+//! of its configuration: same seed, same bytes out.
+//!
+//! Simplifications (documented, not hidden):
+//! - an agent's buffer hits are applied when its CPU burst starts, and the
+//!   burst's time is spent before its next blocking operation (a miss, a
+//!   synchronous write, a commit), which happens at the right virtual time;
+//! - page latches and row locks are not modelled (no lock waits);
+//! - the WAL rule before a page write is assumed satisfied (commits make the
+//!   log durable far more often than pages are written);
+//! - a checkpoint is taken every second at the oldest modification.
+//!
+//! Invariants: the pool's invariants hold (checked every `check_every`
+//! events when enabled); an agent is in exactly one wait at a time; every
+//! issued I/O completes exactly once.
+
+use std::collections::HashMap;
+use std::time::Instant;
+
+use flushwise_core::device::{DeviceModel, DeviceSpec, IoKind, IoRequest};
+use flushwise_core::{
+    policy, BufferPool, BufferPoolConfig, CleanerAction, DecisionLog, FixIntent, FixOutcome, FrameId, FreeCheck, Lsn,
+    PageCleaner, PoolCounters, RedoConfig, Sleep, TimeUs, WaitFor, WriteOrder,
+};
+use flushwise_trace::{TraceEvent, TraceRecord, TxnType};
+
+use crate::config::{SimConfig, WorkloadSpec};
+use crate::cpu::CpuCores;
+use crate::event_queue::EventQueue;
+use crate::metrics::{FlushFigures, IntervalRow, LatencyHistogram, LatencySummary, RunResult, TxnCounts};
+use crate::workload::{TpccWorkload, TraceWorkload, Workload};
+
+/// Sampling period for time-averaged figures (dirty share, free list).
+const SAMPLE_US: TimeUs = 100_000;
+/// Checkpoint period (InnoDB's master thread checkpoints about every second).
+const CHECKPOINT_US: TimeUs = 1_000_000;
+/// Retry delay when every frame is fixed or under I/O (InnoDB sleeps 10 ms
+/// from the second free-block iteration; 1 ms keeps small pools moving).
+const NO_FRAME_RETRY_US: TimeUs = 1_000;
+/// Redo bytes of a commit record.
+const COMMIT_REDO_BYTES: u64 = 16;
+/// The log device's write unit (`OS_FILE_LOG_BLOCK_SIZE`).
+const LOG_BLOCK_BYTES: u64 = 512;
+
+#[derive(Clone, Copy, Debug)]
+enum Owner {
+    Agent(u32),
+    Cleaner(u32),
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Event {
+    AgentRun(u32),
+    ReadDone { frame: FrameId, agent: u32 },
+    WriteDone { frame: FrameId, owner: Owner },
+    LogWriteDone { end: Lsn },
+    CleanerWake { cleaner: u32, generation: u64 },
+    Checkpoint,
+    Sample,
+    Report,
+    WarmupEnd,
+}
+
+#[derive(Default)]
+struct Agent {
+    records: Vec<TraceRecord>,
+    pos: usize,
+    txn_type: Option<TxnType>,
+    txn_start_us: TimeUs,
+    attempt: u32,
+    outstanding_writes: u32,
+    free_check_passed: bool,
+    done: bool,
+}
+
+#[derive(Default)]
+struct CleanerState {
+    outstanding: u32,
+    wait: Option<WaitFor>,
+    sleep: Option<Sleep>,
+    generation: u64,
+}
+
+/// Group commit: one log write in flight, waiters batched behind it.
+#[derive(Default)]
+struct LogWriter {
+    durable: Lsn,
+    in_flight: Option<Lsn>,
+    waiters: Vec<(u32, Lsn)>,
+    writes: u64,
+    bytes: u64,
+}
+
+#[derive(Default, Clone, Copy)]
+struct Samples {
+    n: u64,
+    dirty_pct_sum: f64,
+    free_sum: f64,
+    checkpoint_age_sum: f64,
+}
+
+/// One simulation run.
+pub struct Simulation {
+    config: SimConfig,
+    commit: String,
+    pool: BufferPool,
+    cleaner: PageCleaner,
+    cleaners: Vec<CleanerState>,
+    data_device: Box<dyn DeviceModel>,
+    log_device: Box<dyn DeviceModel>,
+    workload: Box<dyn Workload>,
+    queue: EventQueue<Event>,
+    cpu: Option<CpuCores>,
+    agents: Vec<Agent>,
+    read_waiters: HashMap<u32, Vec<u32>>,
+    write_waiters: Vec<u32>,
+    log: LogWriter,
+    txns: TxnCounts,
+    latency: Vec<LatencyHistogram>,
+    sync_margin_bytes: u64,
+    // measurement
+    warmup_pool: PoolCounters,
+    warmup_txns: TxnCounts,
+    last_report_pool: PoolCounters,
+    last_report_txns: TxnCounts,
+    last_report_us: TimeUs,
+    samples: Samples,
+    rows: Vec<IntervalRow>,
+    measuring: bool,
+    check_every: u64,
+    events: u64,
+}
+
+impl Simulation {
+    /// Builds a simulation, validating the configuration and the workload.
+    pub fn new(config: SimConfig, commit: impl Into<String>) -> Result<Self, String> {
+        config.validate()?;
+        let workload: Box<dyn Workload> = match &config.workload {
+            WorkloadSpec::Tpcc { warehouses } => {
+                Box::new(TpccWorkload::new(*warehouses, config.page_size_bytes, config.seed)?)
+            }
+            WorkloadSpec::Trace { path } => {
+                let trace = TraceWorkload::open(path)?;
+                if trace.summary().page_size_bytes != config.page_size_bytes {
+                    return Err(format!(
+                        "--trace {}: recorded with {}-byte pages but --page-size is {}",
+                        path.display(),
+                        trace.summary().page_size_bytes,
+                        config.page_size_bytes
+                    ));
+                }
+                Box::new(trace)
+            }
+        };
+        let frames = config.frames();
+        let data_pages = workload.database_pages();
+        if frames > data_pages {
+            return Err(format!(
+                "--buffer-pool {} bytes ({frames} pages) is larger than the data ({data_pages} pages, {} bytes): \
+                 choose a pool smaller than the database",
+                config.buffer_pool_bytes,
+                data_pages * u64::from(config.page_size_bytes)
+            ));
+        }
+        let mut pool_config = if frames >= 4096 {
+            BufferPoolConfig {
+                frames: frames as u32,
+                ..BufferPoolConfig::default()
+            }
+        } else {
+            BufferPoolConfig::small(frames as u32)
+        };
+        pool_config.page_size_bytes = config.page_size_bytes;
+        pool_config.redo = RedoConfig {
+            capacity_bytes: config.redo_bytes,
+            thread_concurrency: config.thread_concurrency,
+        };
+        let mut pool = BufferPool::new(pool_config, Lsn(1))?;
+        let policy = policy::build(&config.policy)?;
+        let log = DecisionLog::new(100_000, config.decision_log);
+        let cleaner = PageCleaner::new(policy, &mut pool, log);
+        let agents_n = workload.fixed_agents().unwrap_or(config.connections);
+        let data_device = DeviceSpec::parse(&config.data_device)
+            .map_err(|e| format!("--device: {e}"))?
+            .build();
+        let log_device = DeviceSpec::parse(&config.log_device)
+            .map_err(|e| format!("--log-device: {e}"))?
+            .build();
+        let sync_margin_bytes = pool.redo().margins.max_modified_age_sync_bytes;
+        let cpu = (config.cpu_cores > 0).then(|| CpuCores::new(config.cpu_cores));
+        Ok(Self {
+            commit: commit.into(),
+            cleaners: (0..cleaner.cleaner_count()).map(|_| CleanerState::default()).collect(),
+            cleaner,
+            data_device,
+            log_device,
+            workload,
+            queue: EventQueue::new(),
+            cpu,
+            agents: (0..agents_n).map(|_| Agent::default()).collect(),
+            read_waiters: HashMap::new(),
+            write_waiters: Vec::new(),
+            log: LogWriter {
+                durable: Lsn(1),
+                ..LogWriter::default()
+            },
+            txns: TxnCounts::default(),
+            latency: vec![LatencyHistogram::default(); 6],
+            sync_margin_bytes,
+            warmup_pool: PoolCounters::default(),
+            warmup_txns: TxnCounts::default(),
+            last_report_pool: PoolCounters::default(),
+            last_report_txns: TxnCounts::default(),
+            last_report_us: 0,
+            samples: Samples::default(),
+            rows: Vec::new(),
+            measuring: config.warmup_us == 0,
+            check_every: 0,
+            events: 0,
+            pool,
+            config,
+        })
+    }
+
+    /// Check the pool's invariants every `n` events (0 = never); for tests.
+    pub fn check_invariants_every(&mut self, n: u64) {
+        self.check_every = n;
+    }
+
+    pub fn pool(&self) -> &BufferPool {
+        &self.pool
+    }
+
+    pub fn cleaner(&self) -> &PageCleaner {
+        &self.cleaner
+    }
+
+    /// Interval rows produced so far.
+    pub fn rows(&self) -> &[IntervalRow] {
+        &self.rows
+    }
+
+    /// Runs to the end; `progress` gets the finished fraction now and then.
+    pub fn run(&mut self, mut progress: impl FnMut(f64)) -> Result<RunResult, String> {
+        let wall = Instant::now();
+        let end_us = self.config.warmup_us + self.config.duration_us;
+        for a in 0..self.agents.len() as u32 {
+            self.queue.schedule(u64::from(a), Event::AgentRun(a));
+        }
+        for c in 0..self.cleaners.len() as u32 {
+            self.poll_cleaner(c, 0);
+        }
+        self.queue.schedule(CHECKPOINT_US, Event::Checkpoint);
+        self.queue.schedule(SAMPLE_US, Event::Sample);
+        self.queue.schedule(self.config.report_interval_us, Event::Report);
+        if self.config.warmup_us > 0 {
+            self.queue.schedule(self.config.warmup_us, Event::WarmupEnd);
+        }
+        while let Some((now, event)) = self.queue.pop() {
+            if now >= end_us {
+                break;
+            }
+            self.events += 1;
+            self.handle(now, event)?;
+            if self.check_every > 0 && self.events % self.check_every == 0 {
+                self.pool.check_invariants();
+            }
+            if matches!(event, Event::Sample) {
+                progress(now as f64 / end_us as f64);
+            }
+        }
+        progress(1.0);
+        Ok(self.result(end_us, wall.elapsed().as_secs_f64()))
+    }
+
+    fn handle(&mut self, now: TimeUs, event: Event) -> Result<(), String> {
+        match event {
+            Event::AgentRun(a) => self.run_agent(a, now)?,
+            Event::ReadDone { frame, agent } => {
+                self.pool.complete_read(frame);
+                let ag = &mut self.agents[agent as usize];
+                ag.pos += 1;
+                ag.attempt = 0;
+                ag.free_check_passed = false;
+                if let Some(waiters) = self.read_waiters.remove(&frame.0) {
+                    for w in waiters {
+                        self.queue.schedule(now, Event::AgentRun(w));
+                    }
+                }
+                let fix_us = u64::from(self.config.costs.fix_us);
+                self.spend_cpu(agent, now, fix_us);
+            }
+            Event::WriteDone { frame, owner } => {
+                self.pool.complete_write(frame);
+                for w in std::mem::take(&mut self.write_waiters) {
+                    self.queue.schedule(now, Event::AgentRun(w));
+                }
+                match owner {
+                    Owner::Agent(a) => {
+                        let ag = &mut self.agents[a as usize];
+                        ag.outstanding_writes -= 1;
+                        if ag.outstanding_writes == 0 {
+                            self.run_agent(a, now)?;
+                        }
+                    }
+                    Owner::Cleaner(c) => {
+                        let st = &mut self.cleaners[c as usize];
+                        st.outstanding -= 1;
+                        let ready = st.sleep.is_none()
+                            && match st.wait {
+                                Some(WaitFor::AnyWrite) => true,
+                                _ => st.outstanding == 0,
+                            };
+                        if ready {
+                            self.poll_cleaner(c, now);
+                        }
+                    }
+                }
+                self.wake_cleaners(now, |s| s.wake_on_write_completion);
+            }
+            Event::LogWriteDone { end } => {
+                self.log.durable = end;
+                self.log.in_flight = None;
+                let mut still = Vec::new();
+                for (a, lsn) in std::mem::take(&mut self.log.waiters) {
+                    if lsn <= end {
+                        self.finish_transaction(a, now, true);
+                        self.run_agent(a, now)?;
+                    } else {
+                        still.push((a, lsn));
+                    }
+                }
+                self.log.waiters.extend(still);
+                if !self.log.waiters.is_empty() {
+                    self.start_log_write(now);
+                }
+            }
+            Event::CleanerWake { cleaner, generation } => {
+                let st = &mut self.cleaners[cleaner as usize];
+                if st.generation == generation && st.sleep.is_some() {
+                    st.sleep = None;
+                    self.poll_cleaner(cleaner, now);
+                }
+            }
+            Event::Checkpoint => {
+                let lsn = self.pool.checkpoint_candidate();
+                self.pool.note_checkpoint(lsn);
+                let offset = lsn.0 % self.config.redo_bytes.max(LOG_BLOCK_BYTES);
+                self.log_device.submit(
+                    IoRequest {
+                        kind: IoKind::Write,
+                        offset_bytes: offset,
+                        len_bytes: LOG_BLOCK_BYTES as u32,
+                    },
+                    now,
+                );
+                self.queue.schedule(now + CHECKPOINT_US, Event::Checkpoint);
+            }
+            Event::Sample => {
+                if self.measuring {
+                    self.samples.n += 1;
+                    self.samples.dirty_pct_sum += self.pool.dirty_pct();
+                    self.samples.free_sum += f64::from(self.pool.free_len());
+                    self.samples.checkpoint_age_sum += self.pool.redo().checkpoint_age_bytes() as f64;
+                }
+                self.queue.schedule(now + SAMPLE_US, Event::Sample);
+            }
+            Event::Report => {
+                self.report_interval(now);
+                self.queue.schedule(now + self.config.report_interval_us, Event::Report);
+            }
+            Event::WarmupEnd => {
+                self.measuring = true;
+                self.warmup_pool = *self.pool.counters();
+                self.warmup_txns = self.txns;
+                self.latency = vec![LatencyHistogram::default(); 6];
+                self.samples = Samples::default();
+            }
+        }
+        Ok(())
+    }
+
+    /// Spends `cpu_us` of the agent's CPU, then lets it continue.
+    fn spend_cpu(&mut self, agent: u32, now: TimeUs, cpu_us: u64) {
+        let at = match &mut self.cpu {
+            Some(cpu) => cpu.run(now, cpu_us),
+            None => now + cpu_us,
+        };
+        self.queue.schedule(at, Event::AgentRun(agent));
+    }
+
+    /// Runs agent `a` from its current record until it blocks.
+    fn run_agent(&mut self, a: u32, now: TimeUs) -> Result<(), String> {
+        let costs = self.config.costs;
+        let mut cpu: u64 = 0;
+        loop {
+            let ag = &mut self.agents[a as usize];
+            if ag.done || ag.outstanding_writes > 0 {
+                return Ok(());
+            }
+            if ag.pos >= ag.records.len() {
+                ag.records.clear();
+                ag.pos = 0;
+                let mut records = std::mem::take(&mut ag.records);
+                let more = self.workload.next_transaction(a, &mut records)?;
+                let ag = &mut self.agents[a as usize];
+                ag.records = records;
+                if !more || ag.records.is_empty() {
+                    ag.done = true;
+                    return Ok(());
+                }
+                continue;
+            }
+            let record = ag.records[ag.pos];
+            match record.event {
+                TraceEvent::TxnBegin { txn_type } => {
+                    ag.txn_type = Some(txn_type);
+                    ag.txn_start_us = now + cpu;
+                    ag.pos += 1;
+                    cpu += u64::from(costs.txn_us);
+                }
+                TraceEvent::Fix { page, latch } => {
+                    let writes = latch == flushwise_trace::LatchMode::Exclusive;
+                    if writes && !ag.free_check_passed && self.pool.redo_age_bytes() > self.sync_margin_bytes {
+                        if cpu > 0 {
+                            self.spend_cpu(a, now, cpu);
+                            return Ok(());
+                        }
+                        match self.pool.redo_free_check() {
+                            FreeCheck::Proceed => {}
+                            FreeCheck::SyncFlush(orders) => {
+                                self.agents[a as usize].outstanding_writes = orders.len() as u32;
+                                for order in orders {
+                                    self.submit_write(order, Owner::Agent(a), now);
+                                }
+                                return Ok(());
+                            }
+                            FreeCheck::WaitForFlush => {
+                                self.write_waiters.push(a);
+                                return Ok(());
+                            }
+                        }
+                    }
+                    let ag = &mut self.agents[a as usize];
+                    ag.free_check_passed = true;
+                    let ready = self.pool.lookup(page).is_some_and(|f| !self.pool.is_reading(f));
+                    if !ready && cpu > 0 {
+                        self.spend_cpu(a, now, cpu);
+                        return Ok(());
+                    }
+                    let attempt = ag.attempt;
+                    match self.pool.fix(page, FixIntent::Read, attempt, now) {
+                        FixOutcome::Hit(_) => {
+                            let ag = &mut self.agents[a as usize];
+                            ag.pos += 1;
+                            ag.attempt = 0;
+                            ag.free_check_passed = false;
+                            cpu += u64::from(costs.fix_us);
+                        }
+                        FixOutcome::Miss(frame) => {
+                            let done = self.data_device.submit(
+                                IoRequest {
+                                    kind: IoKind::Read,
+                                    offset_bytes: self.workload.page_offset_bytes(page),
+                                    len_bytes: self.config.page_size_bytes,
+                                },
+                                now,
+                            );
+                            self.queue.schedule(done, Event::ReadDone { frame, agent: a });
+                            return Ok(());
+                        }
+                        FixOutcome::WaitRead(frame) => {
+                            self.read_waiters.entry(frame.0).or_default().push(a);
+                            return Ok(());
+                        }
+                        FixOutcome::SyncReplacementWrite(order) => {
+                            let ag = &mut self.agents[a as usize];
+                            ag.attempt += 1;
+                            ag.outstanding_writes = 1;
+                            self.submit_write(order, Owner::Agent(a), now);
+                            self.after_user_operation(now);
+                            return Ok(());
+                        }
+                        FixOutcome::NoFrame => {
+                            self.agents[a as usize].attempt += 1;
+                            self.queue.schedule(now + NO_FRAME_RETRY_US, Event::AgentRun(a));
+                            return Ok(());
+                        }
+                    }
+                }
+                TraceEvent::Unfix {
+                    page,
+                    modified,
+                    redo_bytes,
+                    ..
+                } => {
+                    let frame = self.pool.lookup(page).ok_or_else(|| {
+                        format!("agent {a}: unfix of page {page} which is not in the pool (trace out of order?)")
+                    })?;
+                    if self.pool.fix_count(frame) == 0 {
+                        return Err(format!("agent {a}: unfix of page {page} which is not fixed"));
+                    }
+                    if modified {
+                        let start = self.pool.current_lsn();
+                        let end = start.advance(u64::from(redo_bytes).max(1));
+                        self.pool.note_modification(frame, start, end);
+                    }
+                    self.pool.unfix(frame);
+                    let ag = &mut self.agents[a as usize];
+                    ag.pos += 1;
+                    cpu += u64::from(costs.unfix_us);
+                    self.after_user_operation(now);
+                }
+                TraceEvent::TxnCommit { .. } => {
+                    if cpu > 0 {
+                        self.spend_cpu(a, now, cpu);
+                        return Ok(());
+                    }
+                    let lsn = self.pool.current_lsn().advance(COMMIT_REDO_BYTES);
+                    self.pool.note_redo(lsn);
+                    self.agents[a as usize].pos += 1;
+                    self.log.waiters.push((a, lsn));
+                    if self.log.in_flight.is_none() {
+                        self.start_log_write(now);
+                    }
+                    return Ok(());
+                }
+                TraceEvent::TxnRollback { .. } => {
+                    ag.pos += 1;
+                    self.finish_transaction(a, now + cpu, false);
+                }
+            }
+        }
+    }
+
+    fn finish_transaction(&mut self, a: u32, now: TimeUs, committed: bool) {
+        let ag = &mut self.agents[a as usize];
+        let code = ag.txn_type.take().map_or(5, |t| (t.code() as usize).min(5));
+        if committed {
+            self.txns.committed[code] += 1;
+        } else {
+            self.txns.rolled_back[code] += 1;
+        }
+        if self.measuring {
+            self.latency[code].record(now.saturating_sub(ag.txn_start_us));
+        }
+    }
+
+    fn start_log_write(&mut self, now: TimeUs) {
+        let end = self.pool.current_lsn();
+        let start = self.log.durable;
+        let bytes = end.bytes_since(start).div_ceil(LOG_BLOCK_BYTES).max(1) * LOG_BLOCK_BYTES;
+        let done = self.log_device.submit(
+            IoRequest {
+                kind: IoKind::Write,
+                offset_bytes: (start.0 / LOG_BLOCK_BYTES * LOG_BLOCK_BYTES)
+                    % self.config.redo_bytes.max(LOG_BLOCK_BYTES),
+                len_bytes: bytes.min(u64::from(u32::MAX)) as u32,
+            },
+            now,
+        );
+        self.log.in_flight = Some(end);
+        self.log.writes += 1;
+        self.log.bytes += bytes;
+        self.queue.schedule(done, Event::LogWriteDone { end });
+    }
+
+    fn submit_write(&mut self, order: WriteOrder, owner: Owner, now: TimeUs) {
+        let done = self.data_device.submit(
+            IoRequest {
+                kind: IoKind::Write,
+                offset_bytes: self.workload.page_offset_bytes(order.page),
+                len_bytes: self.config.page_size_bytes,
+            },
+            now,
+        );
+        self.queue.schedule(
+            done,
+            Event::WriteDone {
+                frame: order.frame,
+                owner,
+            },
+        );
+    }
+
+    /// After a user operation, wake cleaners whose wake condition fired.
+    fn after_user_operation(&mut self, now: TimeUs) {
+        if self.pool.take_wake() {
+            self.wake_cleaners(now, |s| s.wake_on_event);
+        }
+    }
+
+    fn wake_cleaners(&mut self, now: TimeUs, applies: impl Fn(&Sleep) -> bool) {
+        for c in 0..self.cleaners.len() {
+            let st = &mut self.cleaners[c];
+            if st.sleep.is_some_and(|s| applies(&s)) {
+                st.sleep = None;
+                st.generation += 1;
+                self.poll_cleaner(c as u32, now);
+            }
+        }
+    }
+
+    fn poll_cleaner(&mut self, c: u32, now: TimeUs) {
+        match self.cleaner.poll(&mut self.pool, c, now) {
+            CleanerAction::Write { writes, wait } => {
+                let st = &mut self.cleaners[c as usize];
+                st.outstanding += writes.len() as u32;
+                st.wait = Some(wait);
+                st.sleep = None;
+                for order in writes {
+                    self.submit_write(order, Owner::Cleaner(c), now);
+                }
+            }
+            CleanerAction::Sleep(sleep) => {
+                let st = &mut self.cleaners[c as usize];
+                st.sleep = Some(sleep);
+                st.generation += 1;
+                if let Some(d) = sleep.max_us {
+                    let generation = st.generation;
+                    self.queue
+                        .schedule(now + d, Event::CleanerWake { cleaner: c, generation });
+                }
+            }
+        }
+    }
+
+    fn report_interval(&mut self, now: TimeUs) {
+        let pool_now = *self.pool.counters();
+        let diff = pool_now.since(&self.last_report_pool);
+        let txns = self.txns.since(&self.last_report_txns);
+        let seconds = (now - self.last_report_us) as f64 / 1e6;
+        self.rows.push(IntervalRow {
+            policy: self.config.policy.clone(),
+            seed: self.config.seed,
+            config_hash: self.config.config_hash(),
+            time_s: (now as f64 - self.config.warmup_us as f64) / 1e6,
+            warmup: now <= self.config.warmup_us,
+            figures: FlushFigures::compute(&diff, &txns, seconds),
+            dirty_pct: self.pool.dirty_pct(),
+            free_pages: self.pool.free_len(),
+            checkpoint_age_bytes: self.pool.redo().checkpoint_age_bytes(),
+            parameters: self
+                .cleaner
+                .parameters()
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v))
+                .collect(),
+        });
+        self.last_report_pool = pool_now;
+        self.last_report_txns = self.txns;
+        self.last_report_us = now;
+    }
+
+    fn result(&self, end_us: TimeUs, wall_seconds: f64) -> RunResult {
+        let pool = self.pool.counters().since(&self.warmup_pool);
+        let txns = self.txns.since(&self.warmup_txns);
+        let seconds = self.config.duration_us as f64 / 1e6;
+        let n = self.samples.n.max(1) as f64;
+        const NAMES: [&str; 6] = [
+            "new_order",
+            "payment",
+            "order_status",
+            "delivery",
+            "stock_level",
+            "other",
+        ];
+        RunResult {
+            policy: self.config.policy.clone(),
+            workload: self.workload.describe(),
+            device: self.config.data_device.clone(),
+            log_device: self.config.log_device.clone(),
+            buffer_pool_bytes: self.config.buffer_pool_bytes,
+            redo_bytes: self.config.redo_bytes,
+            page_size_bytes: self.config.page_size_bytes,
+            warehouses: match self.config.workload {
+                WorkloadSpec::Tpcc { warehouses } => warehouses,
+                WorkloadSpec::Trace { .. } => 0,
+            },
+            connections: self.agents.len() as u32,
+            seed: self.config.seed,
+            config_hash: self.config.config_hash(),
+            commit: self.commit.clone(),
+            figures: FlushFigures::compute(&pool, &txns, seconds),
+            dirty_pct_avg: self.samples.dirty_pct_sum / n,
+            free_pages_avg: self.samples.free_sum / n,
+            checkpoint_age_avg_bytes: self.samples.checkpoint_age_sum / n,
+            transactions: txns.total(),
+            rollbacks: txns.rolled_back.iter().sum(),
+            requests: pool.requests,
+            simulated_seconds: end_us as f64 / 1e6,
+            wall_seconds,
+            requests_per_second: self.pool.counters().requests as f64 / wall_seconds.max(1e-9),
+            cleaner_iterations: self.cleaner.iterations(),
+            final_parameters: self
+                .cleaner
+                .parameters()
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v))
+                .collect(),
+            latency: NAMES
+                .iter()
+                .zip(&self.latency)
+                .filter(|(_, h)| h.count() > 0)
+                .map(|(name, h)| LatencySummary::from_histogram(name, h))
+                .collect(),
+            database_pages: self.workload.database_pages(),
+            database_bytes: self.workload.database_pages() * u64::from(self.config.page_size_bytes),
+        }
+    }
+
+    /// The policy's decision log (enable with `SimConfig::decision_log`).
+    pub fn decisions(&self) -> &DecisionLog {
+        self.cleaner.log()
+    }
+}

@@ -1,0 +1,248 @@
+//! Request streams: where each agent's next transaction comes from.
+//!
+//! - [`TpccWorkload`] generates TPC-C transactions on demand from the page-
+//!   reference model, with the simulation's seeded PRNG, so no trace is
+//!   stored and memory does not grow with run length.
+//! - [`TraceWorkload`] replays a recorded trace: each agent executes its own
+//!   records in order (Wang & Bunt §4). Records of agents that are ahead are
+//!   buffered per agent; a pre-scan finds the agents, the pages of each space
+//!   (for the device layout) and whether the file is intact.
+//!
+//! Both map pages to device byte offsets: each space (table or index) gets
+//! a contiguous region, so an HDD model sees realistic seek distances.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::fs::File;
+use std::io::BufReader;
+use std::path::{Path, PathBuf};
+
+use flushwise_core::PageId;
+use flushwise_trace::{TraceEvent, TraceReader, TraceRecord};
+use flushwise_workloads::tpcc_model::{Table, TpccModel, TpccModelConfig, Xoshiro256StarStar};
+
+/// A source of transactions for agents.
+pub trait Workload {
+    /// Appends agent `agent`'s next transaction to `out`; false when the
+    /// agent has nothing more to do.
+    fn next_transaction(&mut self, agent: u32, out: &mut Vec<TraceRecord>) -> Result<bool, String>;
+    /// Pages in the database (for "pool larger than data" checks).
+    fn database_pages(&self) -> u64;
+    /// Byte offset of `page` on the data device.
+    fn page_offset_bytes(&self, page: PageId) -> u64;
+    /// Agents the workload needs (a trace fixes it; TPC-C uses the flag).
+    fn fixed_agents(&self) -> Option<u32>;
+    fn describe(&self) -> String;
+}
+
+/// Contiguous device regions per space.
+#[derive(Clone, Debug, Default)]
+struct Layout {
+    /// space -> (first page on device, pages in region)
+    regions: BTreeMap<u32, (u64, u64)>,
+    page_size_bytes: u64,
+}
+
+impl Layout {
+    fn new(page_size_bytes: u32, spaces: impl Iterator<Item = (u32, u64)>) -> Self {
+        let mut regions = BTreeMap::new();
+        let mut next = 0u64;
+        for (space, pages) in spaces {
+            // Room for growth: the region is twice the pages seen at start.
+            let len = pages.max(1) * 2;
+            regions.insert(space, (next, len));
+            next += len;
+        }
+        Self {
+            regions,
+            page_size_bytes: u64::from(page_size_bytes),
+        }
+    }
+
+    fn offset(&self, page: PageId) -> u64 {
+        match self.regions.get(&page.space) {
+            Some(&(start, len)) => (start + u64::from(page.page_no) % len) * self.page_size_bytes,
+            None => u64::from(page.page_no) * self.page_size_bytes,
+        }
+    }
+}
+
+pub struct TpccWorkload {
+    model: TpccModel,
+    rng: Xoshiro256StarStar,
+    layout: Layout,
+}
+
+impl TpccWorkload {
+    pub fn new(warehouses: u32, page_size_bytes: u32, seed: u64) -> Result<Self, String> {
+        let model = TpccModel::new(TpccModelConfig {
+            warehouses,
+            page_size_bytes,
+            seed,
+            ..TpccModelConfig::default()
+        })
+        .map_err(|e| format!("--warehouses {warehouses}: {e}"))?;
+        let layout = Layout::new(
+            page_size_bytes,
+            Table::ALL
+                .iter()
+                .map(|t| (t.space(), model.space_page_limit(t.space()).unwrap_or(1))),
+        );
+        // The workload's stream of choices is separate from the model's
+        // construction but derived from the same seed.
+        let rng = Xoshiro256StarStar::seed_from_u64(seed ^ 0x5eed_7bcc);
+        Ok(Self { model, rng, layout })
+    }
+
+    pub fn model(&self) -> &TpccModel {
+        &self.model
+    }
+}
+
+impl Workload for TpccWorkload {
+    fn next_transaction(&mut self, agent: u32, out: &mut Vec<TraceRecord>) -> Result<bool, String> {
+        self.model.fill_transaction(agent, &mut self.rng, out);
+        Ok(true)
+    }
+
+    fn database_pages(&self) -> u64 {
+        self.model.database_pages()
+    }
+
+    fn page_offset_bytes(&self, page: PageId) -> u64 {
+        self.layout.offset(page)
+    }
+
+    fn fixed_agents(&self) -> Option<u32> {
+        None
+    }
+
+    fn describe(&self) -> String {
+        format!("tpcc({} warehouses)", self.model.config().warehouses)
+    }
+}
+
+/// What the pre-scan of a trace learned.
+#[derive(Clone, Debug, Default)]
+pub struct TraceSummary {
+    pub records: u64,
+    pub agents: u32,
+    pub transactions: u64,
+    pub fixes: u64,
+    pub distinct_spaces: usize,
+    pub page_size_bytes: u32,
+    pub description: String,
+}
+
+pub struct TraceWorkload {
+    path: PathBuf,
+    reader: TraceReader<BufReader<File>>,
+    queues: Vec<VecDeque<TraceRecord>>,
+    exhausted: bool,
+    layout: Layout,
+    summary: TraceSummary,
+    database_pages: u64,
+}
+
+fn open_reader(path: &Path) -> Result<TraceReader<BufReader<File>>, String> {
+    let file = File::open(path).map_err(|e| format!("--trace {}: {e}", path.display()))?;
+    TraceReader::new(BufReader::with_capacity(1 << 20, file)).map_err(|e| format!("--trace {}: {e}", path.display()))
+}
+
+impl TraceWorkload {
+    /// Opens and pre-scans `path`; a truncated or corrupt trace is refused
+    /// here with the reader's message (which names the byte offset).
+    pub fn open(path: &Path) -> Result<Self, String> {
+        let mut reader = open_reader(path)?;
+        let mut summary = TraceSummary {
+            page_size_bytes: reader.header().page_size_bytes,
+            description: reader.header().description.clone(),
+            ..TraceSummary::default()
+        };
+        let mut max_page: BTreeMap<u32, u64> = BTreeMap::new();
+        let mut max_agent = None::<u32>;
+        for record in reader.by_ref() {
+            let record = record.map_err(|e| format!("--trace {}: {e}", path.display()))?;
+            summary.records += 1;
+            max_agent = Some(max_agent.map_or(record.agent, |a: u32| a.max(record.agent)));
+            match record.event {
+                TraceEvent::Fix { page, .. } => {
+                    summary.fixes += 1;
+                    let e = max_page.entry(page.space).or_insert(0);
+                    *e = (*e).max(u64::from(page.page_no) + 1);
+                }
+                TraceEvent::TxnBegin { .. } => summary.transactions += 1,
+                _ => {}
+            }
+        }
+        summary.agents = max_agent.map_or(0, |a| a + 1);
+        summary.distinct_spaces = max_page.len();
+        if summary.fixes == 0 {
+            return Err(format!("--trace {}: the trace holds no page fixes", path.display()));
+        }
+        let database_pages = max_page.values().sum();
+        let layout = Layout::new(summary.page_size_bytes, max_page.into_iter());
+        Ok(Self {
+            reader: open_reader(path)?,
+            path: path.to_path_buf(),
+            queues: vec![VecDeque::new(); summary.agents as usize],
+            exhausted: false,
+            layout,
+            summary,
+            database_pages,
+        })
+    }
+
+    pub fn summary(&self) -> &TraceSummary {
+        &self.summary
+    }
+}
+
+impl Workload for TraceWorkload {
+    fn next_transaction(&mut self, agent: u32, out: &mut Vec<TraceRecord>) -> Result<bool, String> {
+        // Read ahead until this agent's next transaction end is buffered.
+        loop {
+            let queue = &self.queues[agent as usize];
+            let complete = queue
+                .iter()
+                .position(|r| matches!(r.event, TraceEvent::TxnCommit { .. } | TraceEvent::TxnRollback { .. }));
+            if let Some(end) = complete {
+                out.extend(self.queues[agent as usize].drain(..=end));
+                return Ok(true);
+            }
+            if self.exhausted {
+                // A trailing partial transaction is replayed as it stands.
+                let queue = &mut self.queues[agent as usize];
+                if queue.is_empty() {
+                    return Ok(false);
+                }
+                out.extend(queue.drain(..));
+                return Ok(true);
+            }
+            match self.reader.next() {
+                None => self.exhausted = true,
+                Some(Err(e)) => return Err(format!("--trace {}: {e}", self.path.display())),
+                Some(Ok(r)) => {
+                    if let Some(q) = self.queues.get_mut(r.agent as usize) {
+                        q.push_back(r);
+                    }
+                }
+            }
+        }
+    }
+
+    fn database_pages(&self) -> u64 {
+        self.database_pages
+    }
+
+    fn page_offset_bytes(&self, page: PageId) -> u64 {
+        self.layout.offset(page)
+    }
+
+    fn fixed_agents(&self) -> Option<u32> {
+        Some(self.summary.agents)
+    }
+
+    fn describe(&self) -> String {
+        format!("trace({}, {} records)", self.path.display(), self.summary.records)
+    }
+}
