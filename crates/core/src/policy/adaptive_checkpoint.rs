@@ -297,6 +297,8 @@ impl FlushPolicy for AdaptiveCheckpoint {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::BTreeMap;
+
     use crate::policy::innodb_plugin::test_support::*;
     use crate::types::SECOND_US;
 
@@ -464,21 +466,68 @@ mod tests {
         assert_eq!(run(EstimateStart::HalfOfMax).pages, 0);
     }
 
+    /// The closed loop of [`run_workload`] with the dirty share under
+    /// `innodb_max_dirty_pages_pct` and no user flushes, so every flush the
+    /// loop sees comes from the policy's band (or the preflush), and every
+    /// pass's band can be checked against the redo age the workload measured.
+    fn run_loop(policy: AdaptiveCheckpoint) -> (Vec<LoopDecision>, BTreeMap<&'static str, usize>) {
+        let (cleaner, pool, summary) = run_workload(Box::new(policy), Workload::hot_updates_cold_reads(20_000));
+        pool.check_invariants();
+        let counts = rule_counts(&cleaner);
+        println!(
+            "{}: {counts:?}, redo age max {:.1}%",
+            cleaner.policy_name(),
+            summary.age_pct_max
+        );
+        assert!(cleaner.iterations() > 10);
+        assert!(pool.redo_age_bytes() < pool.redo().config.capacity_bytes);
+        assert!(summary.modified_ratio_pct_max <= 90, "{summary:?}");
+        assert_eq!(
+            counts.get("max_dirty_pages_pct"),
+            None,
+            "the policy's own rule runs every pass"
+        );
+        let c = pool.counters();
+        assert_eq!(c.sync_replacement_writes, 0, "users evict clean cold pages");
+        assert!(c.flush_list_pages > 0);
+        (summary.decisions, counts)
+    }
+
     #[test]
     fn reflex_loop_keeps_pool_invariants() {
-        let (cleaner, pool) = run_workload(Box::new(reflex()), 20_000, 600);
-        pool.check_invariants();
-        assert!(cleaner.iterations() > 10);
-        assert!(cleaner.log().entries().any(|d| d.rule == "reflex_weak"));
-        assert!(pool.redo_age_bytes() < pool.redo().config.capacity_bytes);
+        let (decisions, counts) = run_loop(reflex());
+        // The age climbs through the "nothing" band to the 1st defence line,
+        // whose PCT_IO(10) = 400 pages clean the whole pool; three cycles.
+        assert!(counts.get("reflex_weak").copied().unwrap_or(0) >= 3, "{counts:?}");
+        assert!(counts.get("reflex_none").copied().unwrap_or(0) >= 20, "{counts:?}");
+        for d in &decisions {
+            match d.rule {
+                "reflex_none" => assert!(d.age_pct <= 50.0, "{d:?}"),
+                "reflex_weak" => assert!(d.age_pct > 50.0 && d.age_pct <= 75.0, "{d:?}"),
+                other => panic!("weak constant flushing holds the age: no {other} ({d:?})"),
+            }
+        }
     }
 
     #[test]
     fn estimate_loop_keeps_pool_invariants() {
-        let (cleaner, pool) = run_workload(Box::new(estimate()), 20_000, 600);
-        pool.check_invariants();
-        assert!(cleaner.iterations() > 10);
-        assert!(cleaner.log().entries().any(|d| d.rule == "estimate_flush"));
-        assert!(pool.redo_age_bytes() < pool.redo().config.capacity_bytes);
+        let (decisions, counts) = run_loop(estimate());
+        assert!(counts.get("estimate_flush").copied().unwrap_or(0) >= 20, "{counts:?}");
+        assert!(counts.get("estimate_none").copied().unwrap_or(0) >= 5, "{counts:?}");
+        for d in &decisions {
+            match d.rule {
+                "estimate_none" => assert!(d.age_pct <= 50.0, "{d:?}"),
+                "estimate_flush" => assert!(d.age_pct > 50.0 && d.age_pct <= 87.5, "{d:?}"),
+                "estimate_storm" | "log_free_check_async_preflush" => assert!(d.age_pct > 87.5, "{d:?}"),
+                other => panic!("unexpected {other} ({d:?})"),
+            }
+        }
+        // The whole hot set is dirtied in the first 2 s, so when the age
+        // first passes half of max the flush list is one old cluster that
+        // estimate's share of it does not drain before 87.5%: the preflush
+        // takes over once. After that the pages' ages are spread and estimate
+        // alone holds the age in its band (about 70-80%): the last 15 passes.
+        let tail: Vec<_> = decisions.iter().rev().take(15).collect();
+        assert!(tail.iter().all(|d| d.rule == "estimate_flush"), "{tail:?}");
     }
 }

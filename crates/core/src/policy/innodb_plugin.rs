@@ -472,6 +472,9 @@ pub(crate) mod test_support {
     //! Pools with chosen redo ages, a direct policy caller and a small
     //! closed-loop workload for the paper-001 policies.
 
+    use std::collections::BTreeMap;
+
+    use super::modified_ratio_pct;
     use crate::buffer_pool::{BufferPool, BufferPoolConfig, FixIntent, FixOutcome, FreeCheck};
     use crate::cleaner::{CleanerAction, PageCleaner};
     use crate::decision_log::DecisionLog;
@@ -561,29 +564,116 @@ pub(crate) mod test_support {
         }
     }
 
-    /// A closed loop: one user modifies pages (about 400 bytes of redo each)
-    /// of a 200-page hot set and `cold_pages` cold pages, in a 256-frame pool,
-    /// every 2 ms and honours the redo free check; writes complete
-    /// at once and take 50 us of the cleaner's time each. Checks the pool's
-    /// invariants after every step; returns the cleaner for inspection.
-    pub fn run_workload(policy: Box<dyn FlushPolicy>, steps: u32, cold_pages: u64) -> (PageCleaner, BufferPool) {
+    /// The closed-loop workload of [`run_workload`].
+    #[derive(Clone, Copy, Debug)]
+    pub struct Workload {
+        /// User steps, one every 2 ms.
+        pub steps: u32,
+        /// Pages outside the 200-page hot set; 10% of requests go to them
+        /// (none if 0).
+        pub cold_pages: u64,
+        /// Percent of cold requests that modify the page; hot requests always
+        /// modify. Below 100 the cold pages mostly stay clean, so the dirty
+        /// share stays under `innodb_max_dirty_pages_pct` (90) and users find
+        /// clean victims at the LRU tail.
+        pub cold_modify_pct: u64,
+        /// Redo bytes of one modification: uniform in `min..min + spread`.
+        pub redo_bytes_min: u64,
+        pub redo_bytes_spread: u64,
+    }
+
+    impl Workload {
+        /// Every request modifies, about 400 bytes of redo each: with cold
+        /// pages the pool is over 90% dirty and users flush their own victims.
+        pub fn all_modify(steps: u32, cold_pages: u64) -> Self {
+            Self {
+                steps,
+                cold_pages,
+                cold_modify_pct: 100,
+                redo_bytes_min: 200,
+                redo_bytes_spread: 400,
+            }
+        }
+
+        /// The hot set is updated (about 600 bytes of redo each, some 270 KB
+        /// a second, 5% of `max_checkpoint_age`), 600 cold pages are read and
+        /// 1% of those reads modify. The dirty share stays near 80%, under
+        /// `innodb_max_dirty_pages_pct`, so the policy's own rule decides
+        /// every pass; users evict clean cold pages (batch ends re-enable
+        /// their tail scans) and flush nothing themselves; with nothing
+        /// flushed the oldest modification passes half of
+        /// `max_checkpoint_age` in about 10 s.
+        pub fn hot_updates_cold_reads(steps: u32) -> Self {
+            Self {
+                steps,
+                cold_pages: 600,
+                cold_modify_pct: 1,
+                redo_bytes_min: 400,
+                redo_bytes_spread: 400,
+            }
+        }
+    }
+
+    /// A rule fired in the loop, with the pool it was decided on as the
+    /// workload (not the policy) measured it.
+    #[derive(Clone, Copy, Debug)]
+    pub struct LoopDecision {
+        pub rule: &'static str,
+        /// Redo age, percent of `max_checkpoint_age`.
+        pub age_pct: f64,
+    }
+
+    /// What the workload saw, sampled after every user step.
+    #[derive(Clone, Debug, Default)]
+    pub struct LoopSummary {
+        /// Every rule the cleaner fired, in order.
+        pub decisions: Vec<LoopDecision>,
+        /// Largest redo age, percent of `max_checkpoint_age`.
+        pub age_pct_max: f64,
+        /// Largest `buf_get_modified_ratio_pct`.
+        pub modified_ratio_pct_max: u64,
+        /// Redo generated per second (500 steps), bytes.
+        pub redo_per_s_bytes: u64,
+    }
+
+    /// How often each rule fired.
+    pub fn rule_counts(cleaner: &PageCleaner) -> BTreeMap<&'static str, usize> {
+        let mut counts = BTreeMap::new();
+        for d in cleaner.log().entries() {
+            *counts.entry(d.rule).or_insert(0) += 1;
+        }
+        counts
+    }
+
+    /// A closed loop: one user accesses pages of a 200-page hot set and
+    /// `cold_pages` cold pages, in a 256-frame pool with an 8 MiB log, every
+    /// 2 ms, modifies them as `workload` says and honours the redo free
+    /// check; writes complete at once and take 50 us of the cleaner's time
+    /// each. Checks the pool's invariants after every step; returns the
+    /// cleaner for inspection.
+    pub fn run_workload(policy: Box<dyn FlushPolicy>, workload: Workload) -> (PageCleaner, BufferPool, LoopSummary) {
         let mut pool = pool(256, 8 << 20);
         let mut cleaner = PageCleaner::new(policy, &mut pool, DecisionLog::new(100_000, true));
+        let max_age = pool.redo().margins.max_checkpoint_age_bytes;
+        let mut summary = LoopSummary::default();
         let mut now: TimeUs = 0;
         let mut cleaner_clock: TimeUs = 0;
         let mut lsn = 1u64;
         let mut rng = 0x2545_f491_4f6c_dd1du64;
-        for _ in 0..steps {
+        let cold_pages = workload.cold_pages;
+        for _ in 0..workload.steps {
             now += 2_000;
             rng ^= rng << 13;
             rng ^= rng >> 7;
             rng ^= rng << 17;
             // Hot set of 200 pages for 90% of requests (all if no cold pages).
-            let page_no = if cold_pages > 0 && rng % 100 < 10 {
+            let cold = cold_pages > 0 && rng % 100 < 10;
+            let page_no = if cold {
                 200 + (rng >> 8) % cold_pages
             } else {
                 (rng >> 8) % 200
             };
+            let modify = !cold || (rng >> 40) % 100 < workload.cold_modify_pct;
             let page = PageId::new(1, page_no as u32);
             let mut frame = None;
             for attempt in 0..64 {
@@ -604,26 +694,44 @@ pub(crate) mod test_support {
                 }
             }
             let frame = frame.expect("a frame within 64 attempts");
-            for _ in 0..64 {
-                match pool.redo_free_check() {
-                    FreeCheck::Proceed => break,
-                    FreeCheck::SyncFlush(writes) => {
-                        for w in writes {
-                            pool.complete_write(w.frame);
+            if modify {
+                for _ in 0..64 {
+                    match pool.redo_free_check() {
+                        FreeCheck::Proceed => break,
+                        FreeCheck::SyncFlush(writes) => {
+                            for w in writes {
+                                pool.complete_write(w.frame);
+                            }
                         }
+                        FreeCheck::WaitForFlush => break,
                     }
-                    FreeCheck::WaitForFlush => break,
                 }
+                let bytes = workload.redo_bytes_min + (rng >> 20) % workload.redo_bytes_spread.max(1);
+                pool.note_modification(frame, Lsn(lsn), Lsn(lsn + bytes));
+                lsn += bytes;
             }
-            let bytes = 200 + (rng >> 20) % 400;
-            pool.note_modification(frame, Lsn(lsn), Lsn(lsn + bytes));
-            lsn += bytes;
             pool.unfix(frame);
             pool.check_invariants();
+            summary.age_pct_max = summary
+                .age_pct_max
+                .max(100.0 * pool.redo_age_bytes() as f64 / max_age as f64);
+            summary.modified_ratio_pct_max = summary.modified_ratio_pct_max.max(modified_ratio_pct(&pool));
             let mut polls = 0;
             while cleaner_clock <= now && polls < 1_000 {
                 polls += 1;
-                match cleaner.poll(&mut pool, 0, cleaner_clock) {
+                // A pass decides on the pool as it is before the pass: no
+                // write of it has completed yet.
+                let age_pct = 100.0 * pool.redo_age_bytes() as f64 / max_age as f64;
+                let logged = cleaner.log().entries().count();
+                let action = cleaner.poll(&mut pool, 0, cleaner_clock);
+                summary.decisions.extend(
+                    cleaner
+                        .log()
+                        .entries()
+                        .skip(logged)
+                        .map(|d| LoopDecision { rule: d.rule, age_pct }),
+                );
+                match action {
                     CleanerAction::Write { writes, .. } => {
                         cleaner_clock += 50 * writes.len() as TimeUs;
                         for w in writes {
@@ -637,7 +745,10 @@ pub(crate) mod test_support {
                 pool.check_invariants();
             }
         }
-        (cleaner, pool)
+        assert_eq!(cleaner.log().dropped(), 0, "decisions were paired by log position");
+        let seconds = (now / 1_000_000).max(1);
+        summary.redo_per_s_bytes = (lsn - 1) / seconds;
+        (cleaner, pool, summary)
     }
 }
 
@@ -768,20 +879,57 @@ mod tests {
         assert_eq!(next.pages, u32::MAX);
     }
 
+    fn parameter(cleaner: &crate::cleaner::PageCleaner, name: &str) -> f64 {
+        cleaner
+            .parameters()
+            .into_iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| v)
+            .expect("a reported parameter")
+    }
+
     #[test]
     fn innodb_plugin_loop_keeps_pool_invariants() {
-        // Hot set fits the pool: no LRU flushes, the rate follows the redo.
-        let (cleaner, pool) = run_workload(Box::new(InnodbPlugin::new(InnodbPluginConfig::default())), 20_000, 0);
+        // Users evict clean cold pages and flush nothing: no LRU flushes,
+        // the rate follows the redo.
+        let policy = InnodbPlugin::new(InnodbPluginConfig::default());
+        let (cleaner, pool, summary) = run_workload(Box::new(policy), Workload::hot_updates_cold_reads(20_000));
         pool.check_invariants();
+        let counts = rule_counts(&cleaner);
+        println!(
+            "without user flushes: {counts:?}, redo age max {:.1}%",
+            summary.age_pct_max
+        );
         assert!(cleaner.iterations() > 10);
-        assert!(cleaner.log().entries().any(|d| d.rule == "adaptive_flushing"));
         assert!(pool.redo_age_bytes() < pool.redo().config.capacity_bytes);
-        // 600 cold pages: user threads' replacement writes (5.1's LRU
-        // flushes) exceed the desired rate, which drops to nothing.
-        let (cleaner, pool) = run_workload(Box::new(InnodbPlugin::new(InnodbPluginConfig::default())), 20_000, 600);
+        assert_eq!(pool.counters().sync_replacement_writes, 0);
+        assert_eq!(counts.get("max_dirty_pages_pct"), None, "{counts:?}");
+        assert!(
+            counts.get("adaptive_flushing").copied().unwrap_or(0) >= 30,
+            "{counts:?}"
+        );
+        let redo_avg = parameter(&cleaner, "redo_avg_bytes");
+        let redo = summary.redo_per_s_bytes as f64;
+        assert!((0.75 * redo..1.5 * redo).contains(&redo_avg), "{redo_avg} vs {redo}");
+        assert_eq!(parameter(&cleaner, "lru_flush_avg_pages"), 0.0);
+        assert!(parameter(&cleaner, "desired_rate_pages") > 0.0);
+        // Every request modifies 600 cold pages too: the pool is over 90%
+        // dirty, users' tail scans find no clean victim and they flush their
+        // own (5.1's LRU flushes), more than the desired rate, which drops to
+        // nothing; max_dirty_pages_pct flushes in between.
+        let policy = InnodbPlugin::new(InnodbPluginConfig::default());
+        let (cleaner, pool, _) = run_workload(Box::new(policy), Workload::all_modify(20_000, 600));
         pool.check_invariants();
+        let counts = rule_counts(&cleaner);
+        println!("with user flushes: {counts:?}");
         assert!(pool.counters().sync_replacement_writes > 0);
-        assert!(!cleaner.log().entries().any(|d| d.rule == "adaptive_flushing"));
-        assert!(cleaner.log().entries().any(|d| d.rule == "adaptive_flushing_none"));
+        assert_eq!(counts.get("adaptive_flushing"), None, "{counts:?}");
+        assert_eq!(counts.get("adaptive_flushing_capped"), None, "{counts:?}");
+        assert!(
+            counts.get("adaptive_flushing_none").copied().unwrap_or(0) >= 10,
+            "{counts:?}"
+        );
+        assert!(parameter(&cleaner, "lru_flush_avg_pages") > 0.0);
+        assert_eq!(parameter(&cleaner, "desired_rate_pages"), 0.0);
     }
 }
