@@ -24,6 +24,8 @@ use crate::decision_log::DecisionLog;
 use crate::stats::PoolCounters;
 use crate::types::{Lsn, TimeUs, SECOND_US};
 
+pub mod adaptive_checkpoint;
+pub mod innodb_plugin;
 pub mod mysql56;
 pub mod self_tuning;
 
@@ -225,7 +227,13 @@ pub trait FlushPolicy: Send {
 }
 
 /// Names accepted by [`build`], in the order reports list them.
-pub const POLICY_NAMES: &[&str] = &["mysql56", "self-tuning"];
+pub const POLICY_NAMES: &[&str] = &[
+    "mysql56",
+    "self-tuning",
+    "adaptive-checkpoint-reflex",
+    "adaptive-checkpoint-estimate",
+    "innodb-adaptive-flushing",
+];
 
 /// Builds a policy by name with its default configuration for a pool of
 /// `frames` frames.
@@ -242,6 +250,15 @@ fn registry(name: &str) -> Option<Box<dyn FlushPolicy>> {
     Some(match name {
         "mysql56" => Box::new(mysql56::Mysql56::new(mysql56::Mysql56Config::default())),
         "self-tuning" => Box::new(self_tuning::SelfTuning::new(self_tuning::SelfTuningConfig::default())),
+        "adaptive-checkpoint-reflex" => Box::new(adaptive_checkpoint::AdaptiveCheckpoint::new(
+            adaptive_checkpoint::AdaptiveCheckpointConfig::reflex(),
+        )),
+        "adaptive-checkpoint-estimate" => Box::new(adaptive_checkpoint::AdaptiveCheckpoint::new(
+            adaptive_checkpoint::AdaptiveCheckpointConfig::estimate(),
+        )),
+        "innodb-adaptive-flushing" => Box::new(innodb_plugin::InnodbPlugin::new(
+            innodb_plugin::InnodbPluginConfig::default(),
+        )),
         _ => return None,
     })
 }
