@@ -639,9 +639,11 @@ fn every_policy_keeps_invariants_progresses_and_is_deterministic() {
         let c = &first.counters;
         assert!(first.transactions > 1_000, "{name}: too few transactions");
         assert!(c.reads > 0 && c.modifications > 0, "{name}: the load did not run");
+        // Some policies (the 5.1 master-thread ones) leave flushing to user
+        // threads while the redo age is low, so writes may all be synchronous.
         assert!(
-            c.async_writes() > 0,
-            "{name}: the page cleaner never wrote under a write-heavy load"
+            c.async_writes() + c.sync_writes() > 0,
+            "{name}: no page was ever written under a write-heavy load"
         );
         assert!(
             first.iterations > 0,
