@@ -25,6 +25,7 @@ use crate::stats::PoolCounters;
 use crate::types::{Lsn, TimeUs, SECOND_US};
 
 pub mod mysql56;
+pub mod percona56;
 pub mod self_tuning;
 
 /// `PAGE_CLEANER_LRU_BATCH_CHUNK_SIZE` (buf0flu.cc, MySQL 5.6): the LRU
@@ -221,7 +222,7 @@ pub trait FlushPolicy: Send {
 }
 
 /// Names accepted by [`build`], in the order reports list them.
-pub const POLICY_NAMES: &[&str] = &["mysql56", "self-tuning"];
+pub const POLICY_NAMES: &[&str] = &["mysql56", "percona56", "self-tuning"];
 
 /// Builds a policy by name with its default configuration for a pool of
 /// `frames` frames.
@@ -237,6 +238,7 @@ pub fn build(name: &str) -> Result<Box<dyn FlushPolicy>, String> {
 fn registry(name: &str) -> Option<Box<dyn FlushPolicy>> {
     Some(match name {
         "mysql56" => Box::new(mysql56::Mysql56::new(mysql56::Mysql56Config::default())),
+        "percona56" => Box::new(percona56::Percona56::new(percona56::Percona56Config::default())),
         "self-tuning" => Box::new(self_tuning::SelfTuning::new(self_tuning::SelfTuningConfig::default())),
         _ => return None,
     })
