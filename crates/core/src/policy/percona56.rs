@@ -46,7 +46,8 @@
 //!   ([`RedoFullAge::OldestModificationAge`]) is offered for shells that do
 //!   not write checkpoints.
 //! - **Adaptive flushing.** `high_checkpoint` (`f^2.5 / 700.5`) is the
-//!   default (docs above; the sysvar help reads "HIGH_CHECKPOINT: (the
+//!   default (docs above; the help text MariaDB kept for the variable in
+//!   `storage/innobase/handler/ha_xtradb.h` reads "HIGH_CHECKPOINT: (the
 //!   default) Percona Server 5.6 formula"). Once the age reaches
 //!   `max_modified_age_async` the code skips the averaging with
 //!   `avg_page_rate` and requests `PCT_IO(pct_total)` outright; the request
@@ -363,5 +364,419 @@ impl FlushPolicy for Percona56 {
             ("io_capacity_max", f64::from(self.config.io_capacity_max())),
             ("np_req_flush", f64::from(self.last_np_req_flush)),
         ]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::buffer_pool::{BufferPool, BufferPoolConfig, FixIntent, FixOutcome, FreeCheck, WriteKind, WriteOrder};
+    use crate::cleaner::{CleanerAction, PageCleaner};
+    use crate::decision_log::DecisionLog;
+    use crate::redo_space::RedoConfig;
+    use crate::types::PageId;
+
+    const MS: TimeUs = 1_000;
+
+    fn pool(frames: u32) -> BufferPool {
+        BufferPool::new(BufferPoolConfig::small(frames), Lsn(1)).unwrap()
+    }
+
+    /// Runs `end_iteration` for a hand-made report and returns the sleep.
+    fn end(
+        policy: &mut Percona56,
+        pool: &BufferPool,
+        log: &mut DecisionLog,
+        free_len: u32,
+        flushing_us: TimeUs,
+    ) -> Sleep {
+        let mut ctx = PolicyCtx {
+            pool,
+            now_us: 0,
+            cleaner: 0,
+            policy_name: "percona56",
+            log,
+        };
+        let report = IterationReport {
+            free_len,
+            flushing_time_us: flushing_us,
+            ..IterationReport::default()
+        };
+        policy.end_iteration(&mut ctx, &report)
+    }
+
+    fn rules(log: &DecisionLog) -> Vec<&'static str> {
+        log.entries().map(|d| d.rule).collect()
+    }
+
+    /// Fixes `page`, dirties it with `bytes` of redo and unfixes it; completes
+    /// any read or synchronous write at once. Returns false, having changed
+    /// nothing, when the user must wait for a cleaner write to complete.
+    fn try_dirty(pool: &mut BufferPool, page: PageId, bytes: u64, now_us: TimeUs) -> bool {
+        loop {
+            match pool.redo_free_check() {
+                FreeCheck::Proceed => break,
+                FreeCheck::WaitForFlush => return false,
+                FreeCheck::SyncFlush(writes) => complete(pool, &writes),
+            }
+        }
+        let mut attempt = 0;
+        let frame = loop {
+            match pool.fix(page, FixIntent::Read, attempt, now_us) {
+                FixOutcome::Hit(frame) => break frame,
+                FixOutcome::Miss(frame) => {
+                    pool.complete_read(frame);
+                    break frame;
+                }
+                FixOutcome::SyncReplacementWrite(order) => complete(pool, &[order]),
+                FixOutcome::NoFrame => return false,
+                FixOutcome::WaitRead(_) => panic!("the test shell completes every read at once"),
+            }
+            attempt += 1;
+            assert!(attempt < 100, "fix of {page} does not converge");
+        };
+        let start = pool.current_lsn();
+        pool.note_modification(frame, start, start.advance(bytes));
+        pool.unfix(frame);
+        true
+    }
+
+    fn dirty(pool: &mut BufferPool, page: PageId, bytes: u64, now_us: TimeUs) {
+        assert!(try_dirty(pool, page, bytes, now_us), "no cleaner write is in flight");
+    }
+
+    fn complete(pool: &mut BufferPool, writes: &[WriteOrder]) {
+        for w in writes {
+            pool.complete_write(w.frame);
+        }
+    }
+
+    #[test]
+    fn percona_free_list_below_1pct_skips_lru_sleep() {
+        // 1000 frames: 1% = 10, 5% = 50, 20% = 200 free frames.
+        let pool = pool(1000);
+        let mut log = DecisionLog::new(64, true);
+        let mut policy = Percona56::new(Percona56Config::default());
+        assert_eq!(
+            policy.lru_sleep_us(),
+            SECOND_US,
+            "T_LRU starts at 1 s (Algorithm 2, line 1)"
+        );
+        let sleep = end(&mut policy, &pool, &mut log, 9, 0);
+        assert_eq!(policy.lru_sleep_us(), 0);
+        assert_eq!(sleep, Sleep::for_us(0));
+        assert_eq!(rules(&log)[0], "free_list_below_1pct_no_lru_sleep");
+        // 10 is exactly 1%: not below it, but below 5% with T_LRU = 0 < 50 ms.
+        end(&mut policy, &pool, &mut log, 10, 0);
+        assert_eq!(policy.lru_sleep_us(), 0, "no underflow below zero");
+    }
+
+    #[test]
+    fn percona_free_list_below_5pct_shortens_lru_sleep_by_50ms() {
+        let pool = pool(1000);
+        let mut log = DecisionLog::new(64, true);
+        let mut policy = Percona56::new(Percona56Config::default());
+        let sleep = end(&mut policy, &pool, &mut log, 30, 0);
+        assert_eq!(policy.lru_sleep_us(), 950 * MS);
+        assert_eq!(sleep, Sleep::for_us(950 * MS));
+        end(&mut policy, &pool, &mut log, 49, 0);
+        assert_eq!(
+            policy.lru_sleep_us(),
+            900 * MS,
+            "the step is relative to the previous iteration"
+        );
+        assert_eq!(
+            rules(&log)
+                .iter()
+                .filter(|r| **r == "free_list_below_5pct_shortens_lru_sleep")
+                .count(),
+            2
+        );
+    }
+
+    #[test]
+    fn percona_free_list_between_5_and_20pct_keeps_lru_sleep() {
+        let pool = pool(1000);
+        let mut log = DecisionLog::new(64, true);
+        let mut policy = Percona56::new(Percona56Config::default());
+        end(&mut policy, &pool, &mut log, 30, 0);
+        assert_eq!(policy.lru_sleep_us(), 950 * MS);
+        // 5% and 20% themselves belong to the unchanged band (strict tests).
+        for free in [50, 100, 200] {
+            end(&mut policy, &pool, &mut log, free, 0);
+            assert_eq!(policy.lru_sleep_us(), 950 * MS, "|free|={free}");
+        }
+        assert!(rules(&log).contains(&"free_list_keeps_lru_sleep"));
+    }
+
+    #[test]
+    fn percona_free_list_above_20pct_lengthens_lru_sleep_up_to_limit() {
+        let pool = pool(1000);
+        let mut log = DecisionLog::new(64, true);
+        let mut policy = Percona56::new(Percona56Config::default());
+        end(&mut policy, &pool, &mut log, 0, 0);
+        assert_eq!(policy.lru_sleep_us(), 0);
+        for step in 1..=20u64 {
+            end(&mut policy, &pool, &mut log, 201, 0);
+            assert_eq!(policy.lru_sleep_us(), step * 50 * MS);
+        }
+        end(&mut policy, &pool, &mut log, 1000, 0);
+        assert_eq!(
+            policy.lru_sleep_us(),
+            SECOND_US,
+            "capped at innodb_cleaner_max_lru_time"
+        );
+        let params = policy.parameters();
+        assert!(params.contains(&("t_lru_ms", 1000.0)), "{params:?}");
+    }
+
+    #[test]
+    fn percona_scan_depth_basis_measures_free_list_against_lru_scan_depth() {
+        // 4000 frames: 1% = 40, 5% = 200, 20% = 800 of the pool; of Pscan
+        // 1024: 1% = 10, 5% = 51, 20% = 204.
+        let pool = pool(4000);
+        let mut log = DecisionLog::disabled();
+        let mut paper = Percona56::new(Percona56Config::default());
+        let mut code = Percona56::new(Percona56Config {
+            free_list_basis: FreeListBasis::ScanDepth,
+            ..Percona56Config::default()
+        });
+        end(&mut paper, &pool, &mut log, 30, 0);
+        end(&mut code, &pool, &mut log, 30, 0);
+        assert_eq!(paper.lru_sleep_us(), 0, "30 < 1% of 4000 frames");
+        assert_eq!(code.lru_sleep_us(), 950 * MS, "30 < 5% of 1024");
+        end(&mut paper, &pool, &mut log, 300, 0);
+        end(&mut code, &pool, &mut log, 300, 0);
+        assert_eq!(paper.lru_sleep_us(), 0, "300 is 7.5% of the pool: unchanged");
+        assert_eq!(code.lru_sleep_us(), SECOND_US, "300 > 20% of 1024: +50 ms up to 1 s");
+    }
+
+    #[test]
+    fn percona_redo_full_zeroes_flush_sleep() {
+        let mut pool = pool(64);
+        let mut log = DecisionLog::new(64, true);
+        let mut policy = Percona56::new(Percona56Config::default());
+        let sync = pool.redo().margins.max_modified_age_sync_bytes;
+        // Checkpoint at LSN 1: a checkpoint age of exactly the sync margin is
+        // not yet in the sync-preflush zone.
+        pool.note_redo(Lsn(1).advance(sync));
+        let sleep = end(&mut policy, &pool, &mut log, 64, 0);
+        assert_eq!(policy.flush_sleep_us(), SECOND_US);
+        assert_eq!(sleep, Sleep::for_us(SECOND_US));
+        pool.note_redo(Lsn(1).advance(sync + 1));
+        let sleep = end(&mut policy, &pool, &mut log, 64, 0);
+        assert_eq!(policy.flush_sleep_us(), 0);
+        assert_eq!(sleep, Sleep::for_us(0), "no sleep at all even with T_LRU = 1 s");
+        assert!(rules(&log).contains(&"redo_sync_zone_no_flush_sleep"));
+        assert!(policy.parameters().contains(&("t_flush_ms", 0.0)));
+        // Nothing is dirty, so a checkpoint can catch up with the head.
+        pool.note_checkpoint(pool.checkpoint_candidate());
+        end(&mut policy, &pool, &mut log, 64, 0);
+        assert_eq!(policy.flush_sleep_us(), SECOND_US);
+    }
+
+    #[test]
+    fn percona_oldest_modification_age_ignores_a_lagging_checkpoint() {
+        let mut pool = pool(64);
+        let mut log = DecisionLog::disabled();
+        let mut policy = Percona56::new(Percona56Config {
+            redo_full_age: RedoFullAge::OldestModificationAge,
+            ..Percona56Config::default()
+        });
+        let sync = pool.redo().margins.max_modified_age_sync_bytes;
+        pool.note_redo(Lsn(1).advance(2 * sync));
+        end(&mut policy, &pool, &mut log, 64, 0);
+        assert_eq!(policy.flush_sleep_us(), SECOND_US, "no dirty page pins redo");
+        dirty(&mut pool, PageId::new(0, 1), 100, 0);
+        pool.note_redo(pool.current_lsn().advance(sync));
+        end(&mut policy, &pool, &mut log, 64, 0);
+        assert_eq!(
+            policy.flush_sleep_us(),
+            0,
+            "the dirty page pins more than the sync margin"
+        );
+    }
+
+    #[test]
+    fn percona_sleeps_min_of_both_minus_flushing_time() {
+        let mut pool = pool(1000);
+        let mut log = DecisionLog::disabled();
+        let mut policy = Percona56::new(Percona56Config::default());
+        // T_LRU 950 ms, T_flush 1 s, 200 ms of flushing: 750 ms.
+        assert_eq!(end(&mut policy, &pool, &mut log, 30, 200 * MS), Sleep::for_us(750 * MS));
+        // T_LRU 1 s after a surplus, T_flush 1 s: 1 s - 300 ms.
+        assert_eq!(
+            end(&mut policy, &pool, &mut log, 500, 300 * MS),
+            Sleep::for_us(700 * MS)
+        );
+        // Flushing longer than the period: no sleep, never negative.
+        assert_eq!(end(&mut policy, &pool, &mut log, 500, 1_500 * MS), Sleep::for_us(0));
+        // T_flush = 0 wins over T_LRU = 1 s.
+        pool.note_redo(Lsn(2).advance(pool.redo().margins.max_modified_age_sync_bytes));
+        assert_eq!(end(&mut policy, &pool, &mut log, 500, 100 * MS), Sleep::for_us(0));
+        assert_eq!(policy.lru_sleep_us(), SECOND_US);
+    }
+
+    #[test]
+    fn percona_plan_limits_each_phase_to_one_second_except_idle_flush() {
+        let mut pool = pool(64);
+        let mut log = DecisionLog::new(16, true);
+        let mut policy = Percona56::new(Percona56Config::default());
+        let mut plan_at = |policy: &mut Percona56, pool: &BufferPool, now_us| {
+            let mut ctx = PolicyCtx {
+                pool,
+                now_us,
+                cleaner: 0,
+                policy_name: "percona56",
+                log: &mut log,
+            };
+            let Plan::Flush(plan) = policy.plan(&mut ctx) else {
+                panic!("percona56 always flushes");
+            };
+            (plan, policy.plan_flush_list(&mut ctx))
+        };
+        let (plan, _) = plan_at(&mut policy, &pool, 0);
+        assert_eq!(plan.lru_scan_depth, 1024);
+        assert_eq!(plan.lru_time_limit_us, Some(SECOND_US));
+        assert_eq!(plan.flush_time_limit_us, Some(SECOND_US));
+        assert_eq!(plan.flush_batch_pages, FLUSH_CHUNK_PAGES);
+        // Activity within the last second keeps adaptive flushing.
+        dirty(&mut pool, PageId::new(0, 1), 100, 0);
+        let (plan, _) = plan_at(&mut policy, &pool, 500 * MS);
+        assert_eq!(plan.flush_time_limit_us, Some(SECOND_US));
+        let (plan, _) = plan_at(&mut policy, &pool, 1_400 * MS);
+        assert_eq!(plan.flush_time_limit_us, Some(SECOND_US), "last activity 0.9 s ago");
+        // A second without requests: PCT_IO(100) with no LSN or time limit,
+        // and the LRU batch still runs.
+        let (plan, flush) = plan_at(&mut policy, &pool, 1_500 * MS);
+        assert_eq!(plan.lru_scan_depth, 1024);
+        assert_eq!(plan.flush_time_limit_us, None);
+        assert_eq!(
+            flush,
+            FlushListPlan {
+                pages: 200,
+                lsn_limit: Lsn::MAX
+            }
+        );
+    }
+
+    #[test]
+    fn percona_lru_phase_stops_at_time_limit() {
+        // Every frame dirty and no free frame: each LRU chunk is 100 writes.
+        let setup = || {
+            let mut pool = pool(2000);
+            for page_no in 0..2000 {
+                dirty(&mut pool, PageId::new(0, page_no), 100, 0);
+            }
+            assert_eq!(pool.free_len(), 0);
+            let policy = Box::new(Percona56::new(Percona56Config::default()));
+            let cleaner = PageCleaner::new(policy, &mut pool, DecisionLog::new(64, true));
+            (pool, cleaner)
+        };
+        let first_chunk = |pool: &mut BufferPool, cleaner: &mut PageCleaner| {
+            let CleanerAction::Write { writes, .. } = cleaner.poll(pool, 0, 0) else {
+                panic!("the LRU batch must write");
+            };
+            assert_eq!(writes.len(), 100);
+            assert!(writes.iter().all(|w| w.kind == WriteKind::LruBatch));
+            // The shell reports the completions before polling again.
+            complete(pool, &writes);
+            pool.check_invariants();
+        };
+
+        // The writes took 1.1 s: the next chunk is not issued.
+        let (mut pool, mut cleaner) = setup();
+        first_chunk(&mut pool, &mut cleaner);
+        let action = cleaner.poll(&mut pool, 0, 1_100 * MS);
+        assert!(matches!(action, CleanerAction::Sleep(_)), "{action:?}");
+        assert_eq!(pool.free_len(), 100);
+        let logged: Vec<_> = cleaner.log().entries().map(|d| d.rule).collect();
+        assert!(logged.contains(&"lru_time_limit_reached"), "{logged:?}");
+        pool.check_invariants();
+
+        // Control: within the limit the batch goes on.
+        let (mut pool, mut cleaner) = setup();
+        first_chunk(&mut pool, &mut cleaner);
+        let CleanerAction::Write { writes, .. } = cleaner.poll(&mut pool, 0, 900 * MS) else {
+            panic!("the LRU batch goes on within 1 s");
+        };
+        assert!(writes.iter().all(|w| w.kind == WriteKind::LruBatch));
+        assert!(!cleaner.log().entries().any(|d| d.rule == "lru_time_limit_reached"));
+    }
+
+    /// A deterministic shell: a user dirties pages of a working set larger
+    /// than the pool every millisecond, a checkpoint is written every second,
+    /// each cleaner batch takes `WRITE_BATCH_US` to complete.
+    #[test]
+    fn percona_full_loop_keeps_pool_invariants_under_dirtying_workload() {
+        const FRAMES: u32 = 512;
+        const PAGES: u64 = 1500;
+        const WRITE_BATCH_US: TimeUs = 30 * MS;
+        const STEPS_MS: u64 = 20_000;
+        let config = BufferPoolConfig {
+            redo: RedoConfig {
+                capacity_bytes: 8 << 20,
+                thread_concurrency: 16,
+            },
+            ..BufferPoolConfig::small(FRAMES)
+        };
+        let mut pool = BufferPool::new(config, Lsn(1)).unwrap();
+        let policy = Box::new(Percona56::new(Percona56Config::default()));
+        let mut cleaner = PageCleaner::new(policy, &mut pool, DecisionLog::new(100_000, true));
+        let mut rng: u64 = 0x5eed;
+        let mut in_flight: Vec<WriteOrder> = Vec::new();
+        let mut cleaner_ready_us = 0;
+        let mut sleeps = 0u32;
+        let mut waits = 0u32;
+        for step in 0..STEPS_MS {
+            let now = step * MS;
+            for _ in 0..5 {
+                rng = rng.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                let page_no = ((rng >> 33) % PAGES) as u32;
+                if !try_dirty(&mut pool, PageId::new(1, page_no), 200, now) {
+                    waits += 1;
+                    break;
+                }
+            }
+            if now.is_multiple_of(SECOND_US) {
+                pool.note_checkpoint(pool.checkpoint_candidate());
+            }
+            if now >= cleaner_ready_us {
+                complete(&mut pool, &in_flight);
+                in_flight.clear();
+                match cleaner.poll(&mut pool, 0, now) {
+                    CleanerAction::Write { writes, .. } => {
+                        in_flight = writes;
+                        cleaner_ready_us = now + WRITE_BATCH_US;
+                    }
+                    CleanerAction::Sleep(sleep) => {
+                        let max_us = sleep.max_us.expect("percona56 always sleeps for a bounded time");
+                        assert!(max_us <= SECOND_US, "sleep {max_us} us");
+                        sleeps += 1;
+                        cleaner_ready_us = now + max_us.max(MS);
+                    }
+                }
+            }
+            pool.check_invariants();
+        }
+        assert!(cleaner.iterations() >= 20, "iterations {}", cleaner.iterations());
+        assert_eq!(u64::from(sleeps), cleaner.iterations());
+        assert!(pool.counters().writes_completed > 0);
+        assert!(
+            u64::from(waits) < STEPS_MS / 2,
+            "the user was blocked in {waits} of {STEPS_MS} ms"
+        );
+        let params: Vec<_> = cleaner.parameters().iter().map(|(name, _)| *name).collect();
+        for name in ["p_scan", "p_io", "t_lru_ms", "t_flush_ms"] {
+            assert!(params.contains(&name), "{params:?}");
+        }
+        let logged: Vec<_> = cleaner.log().entries().map(|d| d.rule).collect();
+        assert!(
+            logged.contains(&"free_list_below_1pct_no_lru_sleep")
+                || logged.contains(&"free_list_below_5pct_shortens_lru_sleep"),
+            "free list never ran low: {:?}",
+            &logged[..logged.len().min(20)]
+        );
+        assert!(logged.contains(&"adaptive_flushing"));
     }
 }
