@@ -27,6 +27,7 @@ use crate::types::{Lsn, TimeUs, SECOND_US};
 pub mod adaptive_checkpoint;
 pub mod innodb_plugin;
 pub mod mysql56;
+pub mod percona56;
 pub mod self_tuning;
 
 /// `PAGE_CLEANER_LRU_BATCH_CHUNK_SIZE` (buf0flu.cc, MySQL 5.6): the LRU
@@ -229,6 +230,7 @@ pub trait FlushPolicy: Send {
 /// Names accepted by [`build`], in the order reports list them.
 pub const POLICY_NAMES: &[&str] = &[
     "mysql56",
+    "percona56",
     "self-tuning",
     "adaptive-checkpoint-reflex",
     "adaptive-checkpoint-estimate",
@@ -249,6 +251,7 @@ pub fn build(name: &str) -> Result<Box<dyn FlushPolicy>, String> {
 fn registry(name: &str) -> Option<Box<dyn FlushPolicy>> {
     Some(match name {
         "mysql56" => Box::new(mysql56::Mysql56::new(mysql56::Mysql56Config::default())),
+        "percona56" => Box::new(percona56::Percona56::new(percona56::Percona56Config::default())),
         "self-tuning" => Box::new(self_tuning::SelfTuning::new(self_tuning::SelfTuningConfig::default())),
         "adaptive-checkpoint-reflex" => Box::new(adaptive_checkpoint::AdaptiveCheckpoint::new(
             adaptive_checkpoint::AdaptiveCheckpointConfig::reflex(),
