@@ -24,6 +24,7 @@ use crate::decision_log::DecisionLog;
 use crate::stats::PoolCounters;
 use crate::types::{Lsn, TimeUs, SECOND_US};
 
+pub mod db2;
 pub mod mysql56;
 pub mod self_tuning;
 
@@ -221,7 +222,7 @@ pub trait FlushPolicy: Send {
 }
 
 /// Names accepted by [`build`], in the order reports list them.
-pub const POLICY_NAMES: &[&str] = &["mysql56", "self-tuning"];
+pub const POLICY_NAMES: &[&str] = &["mysql56", "self-tuning", "db2"];
 
 /// Builds a policy by name with its default configuration for a pool of
 /// `frames` frames.
@@ -238,6 +239,7 @@ fn registry(name: &str) -> Option<Box<dyn FlushPolicy>> {
     Some(match name {
         "mysql56" => Box::new(mysql56::Mysql56::new(mysql56::Mysql56Config::default())),
         "self-tuning" => Box::new(self_tuning::SelfTuning::new(self_tuning::SelfTuningConfig::default())),
+        "db2" => Box::new(db2::Db2::new(db2::Db2Config::default())),
         _ => return None,
     })
 }
