@@ -25,6 +25,7 @@ use crate::stats::PoolCounters;
 use crate::types::{Lsn, TimeUs, SECOND_US};
 
 pub mod db2;
+pub mod db2_aiop;
 pub mod mysql56;
 pub mod self_tuning;
 
@@ -222,7 +223,7 @@ pub trait FlushPolicy: Send {
 }
 
 /// Names accepted by [`build`], in the order reports list them.
-pub const POLICY_NAMES: &[&str] = &["mysql56", "self-tuning", "db2"];
+pub const POLICY_NAMES: &[&str] = &["mysql56", "self-tuning", "db2", "db2-aiop"];
 
 /// Builds a policy by name with its default configuration for a pool of
 /// `frames` frames.
@@ -240,6 +241,7 @@ fn registry(name: &str) -> Option<Box<dyn FlushPolicy>> {
         "mysql56" => Box::new(mysql56::Mysql56::new(mysql56::Mysql56Config::default())),
         "self-tuning" => Box::new(self_tuning::SelfTuning::new(self_tuning::SelfTuningConfig::default())),
         "db2" => Box::new(db2::Db2::new(db2::Db2Config::default())),
+        "db2-aiop" => Box::new(db2_aiop::Db2Aiop::new(db2_aiop::Db2AiopConfig::default())),
         _ => return None,
     })
 }
