@@ -25,6 +25,8 @@ use crate::stats::PoolCounters;
 use crate::types::{Lsn, TimeUs, SECOND_US};
 
 pub mod adaptive_checkpoint;
+pub mod db2;
+pub mod db2_aiop;
 pub mod innodb_plugin;
 pub mod mysql56;
 pub mod percona56;
@@ -232,6 +234,8 @@ pub const POLICY_NAMES: &[&str] = &[
     "mysql56",
     "percona56",
     "self-tuning",
+    "db2",
+    "db2-aiop",
     "adaptive-checkpoint-reflex",
     "adaptive-checkpoint-estimate",
     "innodb-adaptive-flushing",
@@ -253,6 +257,8 @@ fn registry(name: &str) -> Option<Box<dyn FlushPolicy>> {
         "mysql56" => Box::new(mysql56::Mysql56::new(mysql56::Mysql56Config::default())),
         "percona56" => Box::new(percona56::Percona56::new(percona56::Percona56Config::default())),
         "self-tuning" => Box::new(self_tuning::SelfTuning::new(self_tuning::SelfTuningConfig::default())),
+        "db2" => Box::new(db2::Db2::new(db2::Db2Config::default())),
+        "db2-aiop" => Box::new(db2_aiop::Db2Aiop::new(db2_aiop::Db2AiopConfig::default())),
         "adaptive-checkpoint-reflex" => Box::new(adaptive_checkpoint::AdaptiveCheckpoint::new(
             adaptive_checkpoint::AdaptiveCheckpointConfig::reflex(),
         )),
