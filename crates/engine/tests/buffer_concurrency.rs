@@ -55,7 +55,7 @@ fn tiny_pool_forces_sync_replacement_writes_and_stays_correct() {
             .map(|t| {
                 let (store, pages, expected) = (&store, &pages, &expected);
                 s.spawn(move || {
-                    let mut rng = 0x9E37_79B9_7F4A_7C15u64 ^ (t as u64 + 1) * 0x1234_5678;
+                    let mut rng = 0x9E37_79B9_7F4A_7C15u64 ^ ((t as u64 + 1) * 0x1234_5678);
                     for _ in 0..OPS_PER_THREAD {
                         let i = (next(&mut rng) % u64::from(PAGES)) as usize;
                         let mut g = store.latch(pages[i], Latch::Exclusive).unwrap();
@@ -65,7 +65,7 @@ fn tiny_pool_forces_sync_replacement_writes_and_stays_correct() {
                         put_u64(b, at, get_u64(b, at) + 1);
                         store.commit(vec![g]).unwrap();
                         expected[i].fetch_add(1, Ordering::Relaxed);
-                        if next(&mut rng) % 4 == 0 {
+                        if next(&mut rng) & 3 == 0 {
                             // A reader too, so shared and exclusive latches mix.
                             let j = (next(&mut rng) % u64::from(PAGES)) as usize;
                             let _r = store.latch(pages[j], Latch::Shared).unwrap();
