@@ -303,6 +303,11 @@ pub fn peek_page_id(buf: &[u8]) -> PageId {
     PageId::new(get_u32(buf, OFF_SPACE), get_u32(buf, OFF_PAGE_NO))
 }
 
+/// The raw page-type field of the header, unverified.
+pub fn peek_page_type_raw(buf: &[u8]) -> u16 {
+    get_u16(buf, OFF_TYPE)
+}
+
 /// The LSN in the header, unverified.
 pub fn peek_lsn(buf: &[u8]) -> Lsn {
     Lsn(get_u64(buf, OFF_LSN))

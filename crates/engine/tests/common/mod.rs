@@ -1,6 +1,8 @@
 //! Helpers shared by the storage scenario tests.
 #![allow(dead_code)]
 
+pub mod buffer;
+
 use std::path::Path;
 use std::sync::Arc;
 

@@ -1,0 +1,742 @@
+//! [`BufferPoolShell`]: frames, the core behind a mutex, and the I/O paths.
+//!
+//! The shell owns `frames` page-sized [`AlignedBuf`]s, each behind a
+//! `parking_lot::RwLock` (the page latch), and the core state (`BufferPool`
+//! and `PageCleaner`) behind one `parking_lot::Mutex`. A buffer hit takes
+//! that mutex twice, briefly (`fix`, later `unfix`); I/O never happens under
+//! it. Time for the core is microseconds since the shell's `Instant` origin.
+//!
+//! Paths (see the table in [`super`]):
+//! - [`BufferPoolShell::fix`]: the user's page request loop;
+//! - `write_pages`: every page write (cleaner batches, synchronous
+//!   replacement and recoverability writes, shutdown): copy under a shared
+//!   latch, seal, WAL (`RedoLog::wait_durable`), doublewrite batch or
+//!   in-place writes, then `complete_write` (or `fail_write`);
+//! - [`BufferPoolShell::free_check`]: InnoDB's `log_free_check` before a
+//!   mini-transaction, called only by threads holding no page latch (a sync
+//!   flush may need to latch any dirty page);
+//! - [`BufferPoolShell::checkpoint`]: oldest modification → fsync the
+//!   tablespaces → `RedoLog::write_checkpoint` → `note_checkpoint`.
+//!
+//! Limits: a user waits at most `no_frame_waits_max` times 1 ms for a frame
+//! and `FREE_CHECK_ROUNDS_MAX` rounds for redo space before it gets an error.
+
+use std::cell::Cell;
+use std::collections::VecDeque;
+use std::sync::{Arc, OnceLock};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use flushwise_core::policy::{self, FLUSH_BATCH_PAGES};
+use flushwise_core::{
+    BufferPool, BufferPoolConfig, Decision, DecisionLog, FixIntent, FixOutcome, FrameId, FreeCheck, Lsn, PageCleaner,
+    PageId, RedoConfig as CoreRedoConfig, RedoMargins, TimeUs, WriteKind, WriteOrder,
+};
+use parking_lot::{Condvar, Mutex, RwLock};
+
+use super::metrics::MetricsSnapshot;
+use super::space_store::SpaceStore;
+use super::{background, redo_apply, BufferError, Result};
+use crate::page::{self, PageSize};
+use crate::redo::{Record, RedoLog};
+use crate::storage::{AlignedBuf, Doublewrite, EngineStorageError, Tablespace};
+
+/// Wait between retries when no frame can be freed (InnoDB sleeps 10 ms
+/// from the third free-block iteration; 1 ms keeps small pools moving).
+pub const NO_FRAME_WAIT: Duration = Duration::from_millis(1);
+/// Longest single condvar wait for an I/O completion before re-checking.
+const IO_WAIT_SLICE: Duration = Duration::from_millis(10);
+/// Rounds of a free check (sync flush or wait) before giving up (~30 s).
+const FREE_CHECK_ROUNDS_MAX: u32 = 3_000;
+/// Rounds of `flush_all` before giving up.
+const FLUSH_ALL_ROUNDS_MAX: u32 = 100_000;
+/// Metrics snapshots kept (one per second: an hour).
+const METRICS_HISTORY_MAX: usize = 3_600;
+
+thread_local! {
+    /// Page guards this thread holds, over all shells: a free check (which
+    /// may latch any dirty page) runs only when it is zero.
+    static GUARDS_HELD: Cell<u32> = const { Cell::new(0) };
+}
+
+pub(crate) fn guards_held() -> u32 {
+    GUARDS_HELD.with(Cell::get)
+}
+
+pub(crate) fn guard_acquired() {
+    GUARDS_HELD.with(|c| c.set(c.get() + 1));
+}
+
+pub(crate) fn guard_released() {
+    GUARDS_HELD.with(|c| c.set(c.get().saturating_sub(1)));
+}
+
+/// Configuration of a shell.
+#[derive(Clone, Debug)]
+pub struct ShellConfig {
+    /// Number of frames (pool bytes / page size); at least 8.
+    pub frames: u32,
+    /// Page-cleaning policy, one of `flushwise_core::policy::POLICY_NAMES`.
+    pub policy: String,
+    /// `innodb_thread_concurrency`, used by the core's redo margins.
+    pub thread_concurrency: u32,
+    /// Period of the master thread's checkpoint.
+    pub checkpoint_interval: Duration,
+    /// Period of the metrics snapshots.
+    pub metrics_interval: Duration,
+    /// Record the policy's decisions (bounded ring of `decision_log_capacity`).
+    pub decision_log: bool,
+    pub decision_log_capacity: usize,
+    /// 1 ms waits for a frame before "buffer pool too small".
+    pub no_frame_waits_max: u32,
+    /// Start the page-cleaner and master threads (tests may drive by hand).
+    pub background_threads: bool,
+}
+
+impl Default for ShellConfig {
+    fn default() -> Self {
+        Self {
+            frames: 8192,
+            policy: "self-tuning".into(),
+            thread_concurrency: 16,
+            checkpoint_interval: Duration::from_secs(1),
+            metrics_interval: Duration::from_secs(1),
+            decision_log: false,
+            decision_log_capacity: 100_000,
+            no_frame_waits_max: 5_000,
+            background_threads: true,
+        }
+    }
+}
+
+/// How a writer takes the shared latch of a page to copy it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum LatchWait {
+    /// Wait for it (page cleaners, free checks: they hold no latch).
+    Block,
+    /// Give up on pages latched exclusively (a user thread that may hold
+    /// latches itself: InnoDB's `rw_lock_s_lock_nowait` for single-page
+    /// flushes). A skipped write is backed out with `fail_write`.
+    Try,
+}
+
+pub(crate) struct Core {
+    pub pool: BufferPool,
+    pub cleaner: PageCleaner,
+}
+
+#[derive(Default)]
+pub(crate) struct WakeState {
+    pub stop: bool,
+    /// Bumped when `take_wake` fired after a user operation.
+    pub event_seq: u64,
+    /// Bumped on every page-write completion.
+    pub write_seq: u64,
+}
+
+/// State shared by the shell handle, the stores and the background threads.
+pub(crate) struct Inner {
+    pub config: ShellConfig,
+    pub page_size: PageSize,
+    origin: Instant,
+    pub frames: Box<[RwLock<AlignedBuf>]>,
+    pub core: Mutex<Core>,
+    /// Signalled (under `core`) on read and write completions.
+    pub io_cv: Condvar,
+    /// Serialises redo append + `note_modification` against the checkpoint
+    /// candidate (invariant 4 of the module doc).
+    pub flush_order: Mutex<()>,
+    /// Serialises checkpoints.
+    checkpoint_lock: Mutex<()>,
+    pub redo: Arc<RedoLog>,
+    pub doublewrite: Option<Arc<Doublewrite>>,
+    pub spaces: Vec<Arc<Tablespace>>,
+    pub margins: RedoMargins,
+    pub wake: Mutex<WakeState>,
+    pub wake_cv: Condvar,
+    poisoned: OnceLock<String>,
+    pub metrics: Mutex<VecDeque<MetricsSnapshot>>,
+}
+
+/// The buffer pool shell. Share it as `Arc<BufferPoolShell>`; see the
+/// module documentation.
+pub struct BufferPoolShell {
+    pub(crate) inner: Arc<Inner>,
+    threads: Mutex<Vec<JoinHandle<()>>>,
+}
+
+impl std::fmt::Debug for BufferPoolShell {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BufferPoolShell")
+            .field("frames", &self.inner.config.frames)
+            .field("policy", &self.inner.config.policy)
+            .finish()
+    }
+}
+
+impl BufferPoolShell {
+    /// Opens a shell over `tablespaces` (all of one page size), logging to
+    /// `redo` and, if given, writing pages through `doublewrite`. Pages on
+    /// disk may be older than the redo: nothing here assumes they are
+    /// current (recovery applies the log through [`Self::apply_redo`]).
+    pub fn open(
+        config: ShellConfig,
+        redo: Arc<RedoLog>,
+        doublewrite: Option<Arc<Doublewrite>>,
+        tablespaces: Vec<Arc<Tablespace>>,
+    ) -> Result<Arc<Self>> {
+        let config_err = |reason: String| BufferError::Config { reason };
+        let Some(first) = tablespaces.first() else {
+            return Err(config_err("at least one tablespace is needed".into()));
+        };
+        let page_size = first.page_size();
+        for ts in &tablespaces {
+            if ts.page_size() != page_size {
+                return Err(config_err(format!(
+                    "{} has page size {}, {} has {}",
+                    ts.path().display(),
+                    ts.page_size(),
+                    first.path().display(),
+                    page_size
+                )));
+            }
+            if tablespaces.iter().filter(|t| t.space_id() == ts.space_id()).count() > 1 {
+                return Err(config_err(format!("space id {} given twice", ts.space_id())));
+            }
+        }
+        let mut pool_config = if config.frames >= 4096 {
+            BufferPoolConfig {
+                frames: config.frames,
+                ..BufferPoolConfig::default()
+            }
+        } else {
+            BufferPoolConfig::small(config.frames)
+        };
+        pool_config.page_size_bytes = page_size.bytes() as u32;
+        pool_config.redo = CoreRedoConfig {
+            capacity_bytes: redo.capacity_bytes(),
+            thread_concurrency: config.thread_concurrency,
+        };
+        // The core starts at the checkpoint, then learns the log head: pages
+        // recovery dirties carry LSNs between the two.
+        let mut pool = BufferPool::new(pool_config, redo.checkpoint_lsn()).map_err(config_err)?;
+        pool.note_redo(redo.current_lsn());
+        let policy = policy::build(&config.policy).map_err(config_err)?;
+        let log = DecisionLog::new(config.decision_log_capacity, config.decision_log);
+        let cleaner = PageCleaner::new(policy, &mut pool, log);
+        let margins = pool.redo().margins;
+        let frames = (0..config.frames)
+            .map(|_| RwLock::new(AlignedBuf::zeroed(page_size.bytes())))
+            .collect();
+        let inner = Arc::new(Inner {
+            page_size,
+            origin: Instant::now(),
+            frames,
+            core: Mutex::new(Core { pool, cleaner }),
+            io_cv: Condvar::new(),
+            flush_order: Mutex::new(()),
+            checkpoint_lock: Mutex::new(()),
+            redo,
+            doublewrite,
+            spaces: tablespaces,
+            margins,
+            wake: Mutex::new(WakeState::default()),
+            wake_cv: Condvar::new(),
+            poisoned: OnceLock::new(),
+            metrics: Mutex::new(VecDeque::new()),
+            config,
+        });
+        let shell = Arc::new(Self {
+            inner: Arc::clone(&inner),
+            threads: Mutex::new(Vec::new()),
+        });
+        if inner.config.background_threads {
+            let handles = background::start(&inner)?;
+            shell.threads.lock().extend(handles);
+        }
+        Ok(shell)
+    }
+
+    /// The [`crate::page_store::PageStore`] of space `space_id`.
+    pub fn store(self: &Arc<Self>, space_id: u32) -> Result<SpaceStore> {
+        let ts = self.inner.space(space_id)?;
+        Ok(SpaceStore::new(Arc::clone(self), Arc::clone(ts)))
+    }
+
+    pub fn config(&self) -> &ShellConfig {
+        &self.inner.config
+    }
+
+    pub fn page_size(&self) -> PageSize {
+        self.inner.page_size
+    }
+
+    pub fn redo(&self) -> &Arc<RedoLog> {
+        &self.inner.redo
+    }
+
+    /// Microseconds since the shell opened (the core's clock).
+    pub fn now_us(&self) -> TimeUs {
+        self.inner.now_us()
+    }
+
+    /// The first error that poisoned the shell, if any.
+    pub fn poisoned(&self) -> Option<&str> {
+        self.inner.poisoned.get().map(String::as_str)
+    }
+
+    /// A metrics snapshot now.
+    pub fn metrics(&self) -> MetricsSnapshot {
+        self.inner.snapshot()
+    }
+
+    /// The per-second snapshots recorded so far (oldest first, bounded).
+    pub fn metrics_history(&self) -> Vec<MetricsSnapshot> {
+        self.inner.metrics.lock().iter().cloned().collect()
+    }
+
+    /// The policy's current parameters.
+    pub fn policy_parameters(&self) -> Vec<(&'static str, f64)> {
+        self.inner.core.lock().cleaner.parameters()
+    }
+
+    /// Takes the policy's decisions recorded so far.
+    pub fn drain_decisions(&self) -> Vec<Decision> {
+        self.inner.core.lock().cleaner.log_mut().drain()
+    }
+
+    /// Test and diagnostics hook: runs `f` on the core under its mutex
+    /// (e.g. `|pool| pool.check_invariants()`). Keep it short.
+    pub fn with_core<R>(&self, f: impl FnOnce(&BufferPool) -> R) -> R {
+        f(&self.inner.core.lock().pool)
+    }
+
+    /// `log_free_check`: call before a mini-transaction while holding no
+    /// page latch. [`SpaceStore`] calls it on a thread's first exclusive
+    /// latch or allocation.
+    pub fn free_check(&self) -> Result<()> {
+        self.inner.free_check()
+    }
+
+    /// Writes a checkpoint at the oldest modification; returns its LSN.
+    pub fn checkpoint(&self) -> Result<Lsn> {
+        self.inner.checkpoint()
+    }
+
+    /// Writes every dirty page (no page latch may be held exclusively
+    /// meanwhile by a thread waiting on this one).
+    pub fn flush_all(&self) -> Result<()> {
+        self.inner.flush_all()
+    }
+
+    /// Recovery: applies one redo record (starting at `start_lsn`) to its
+    /// page through the pool if the page is older than the record. Pages
+    /// never written on disk start as zeros; pages past the end of the
+    /// tablespace are made to exist. The page becomes dirty with the
+    /// record's LSN range, so the cleaner writes it like any other.
+    pub fn apply_redo(&self, record: &Record, start_lsn: Lsn) -> Result<redo_apply::ApplyOutcome> {
+        self.inner.apply_redo(record, start_lsn)
+    }
+
+    /// Clean shutdown: stops the background threads, writes every dirty
+    /// page, then checkpoints at the log head. Every guard must have been
+    /// dropped. Idempotent.
+    pub fn shutdown(&self) -> Result<()> {
+        self.stop_threads();
+        self.inner.flush_all()?;
+        self.inner.checkpoint()?;
+        Ok(())
+    }
+
+    fn stop_threads(&self) {
+        {
+            let mut w = self.inner.wake.lock();
+            w.stop = true;
+        }
+        self.inner.wake_cv.notify_all();
+        let handles: Vec<_> = self.threads.lock().drain(..).collect();
+        for h in handles {
+            // A panicked background thread has nothing left to clean up;
+            // its panic was already reported on stderr.
+            let _ = h.join();
+        }
+    }
+}
+
+impl Drop for BufferPoolShell {
+    /// Without [`BufferPoolShell::shutdown`] this is a crash: threads stop,
+    /// dirty pages are lost, the redo log decides what survives.
+    fn drop(&mut self) {
+        self.stop_threads();
+    }
+}
+
+/// A frame fixed for the caller.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Fixed {
+    pub frame: FrameId,
+    /// A `Create` fix that missed: the frame holds garbage to initialise.
+    pub created: bool,
+}
+
+impl Inner {
+    pub fn now_us(&self) -> TimeUs {
+        self.origin.elapsed().as_micros() as TimeUs
+    }
+
+    pub fn space(&self, space_id: u32) -> Result<&Arc<Tablespace>> {
+        self.spaces
+            .iter()
+            .find(|t| t.space_id() == space_id)
+            .ok_or(BufferError::NoSuchSpace { space_id })
+    }
+
+    pub fn check_poison(&self) -> Result<()> {
+        match self.poisoned.get() {
+            None => Ok(()),
+            Some(first_error) => Err(BufferError::Poisoned {
+                first_error: first_error.clone(),
+            }),
+        }
+    }
+
+    pub fn poison(&self, err: &dyn std::fmt::Display) {
+        let _ = self.poisoned.set(err.to_string());
+        self.io_cv.notify_all();
+        self.wake_cv.notify_all();
+    }
+
+    /// Wakes sleeping cleaners if the core's wake condition fired; call
+    /// with the core locked after a user operation.
+    pub fn after_user_operation(&self, core: &mut Core) {
+        if core.pool.take_wake() {
+            self.wake.lock().event_seq += 1;
+            self.wake_cv.notify_all();
+        }
+    }
+
+    fn after_writes(&self) {
+        self.wake.lock().write_seq += 1;
+        self.wake_cv.notify_all();
+    }
+
+    /// The user's page request: loops over the core's answers until the
+    /// page is resident and fixed for the caller.
+    pub fn fix(&self, ts: &Tablespace, page_no: u32, intent: FixIntent) -> Result<Fixed> {
+        let page = ts.page_id(page_no);
+        let mut attempt = 0u32;
+        let mut waits = 0u32;
+        loop {
+            let outcome = self.core.lock().pool.fix(page, intent, attempt, self.now_us());
+            match outcome {
+                FixOutcome::Hit(frame) => return Ok(Fixed { frame, created: false }),
+                FixOutcome::Miss(frame) => {
+                    if intent == FixIntent::Create {
+                        return Ok(Fixed { frame, created: true });
+                    }
+                    let read = {
+                        let mut buf = self.frames[frame.index()].write();
+                        ts.read_page(page_no, &mut buf)
+                    };
+                    let mut core = self.core.lock();
+                    let result = match read {
+                        Ok(_) => {
+                            core.pool.complete_read(frame);
+                            Ok(Fixed { frame, created: false })
+                        }
+                        Err(e) => {
+                            core.pool.fail_read(frame);
+                            Err(e.into())
+                        }
+                    };
+                    drop(core);
+                    self.io_cv.notify_all();
+                    return result;
+                }
+                FixOutcome::WaitRead(frame) => {
+                    let mut core = self.core.lock();
+                    while core.pool.lookup(page) == Some(frame) && core.pool.is_reading(frame) {
+                        self.io_cv.wait_for(&mut core, IO_WAIT_SLICE);
+                    }
+                }
+                FixOutcome::SyncReplacementWrite(order) => {
+                    attempt += 1;
+                    let written = self.write_pages(vec![order], LatchWait::Try)?;
+                    {
+                        let mut core = self.core.lock();
+                        self.after_user_operation(&mut core);
+                    }
+                    if written == 0 {
+                        // The victim is latched exclusively: let its holder
+                        // go on, bounded like a NoFrame wait.
+                        waits += 1;
+                        if waits > self.config.no_frame_waits_max {
+                            return Err(self.too_small(waits));
+                        }
+                        std::thread::sleep(NO_FRAME_WAIT);
+                    }
+                }
+                FixOutcome::NoFrame => {
+                    attempt += 1;
+                    waits += 1;
+                    if waits > self.config.no_frame_waits_max {
+                        return Err(self.too_small(waits));
+                    }
+                    let mut core = self.core.lock();
+                    self.io_cv.wait_for(&mut core, NO_FRAME_WAIT);
+                }
+            }
+        }
+    }
+
+    fn too_small(&self, waits: u32) -> BufferError {
+        BufferError::PoolTooSmall {
+            frames: self.config.frames,
+            waits,
+        }
+    }
+
+    /// Releases one fix (the caller released the latch first).
+    pub fn unfix(&self, frame: FrameId) {
+        let mut core = self.core.lock();
+        core.pool.unfix(frame);
+        self.after_user_operation(&mut core);
+    }
+
+    /// Writes the pages of `orders` (all started by the core). Returns how
+    /// many were written; with [`LatchWait::Try`] the others were backed
+    /// out. On an I/O error every order is backed out and the shell is
+    /// poisoned.
+    pub fn write_pages(&self, orders: Vec<WriteOrder>, latch: LatchWait) -> Result<usize> {
+        if orders.is_empty() {
+            return Ok(0);
+        }
+        if let Err(e) = self.check_poison() {
+            self.back_out(&orders);
+            return Err(e);
+        }
+        let mut images: Vec<(WriteOrder, AlignedBuf)> = Vec::with_capacity(orders.len());
+        let mut skipped: Vec<WriteOrder> = Vec::new();
+        for order in orders {
+            let frame = &self.frames[order.frame.index()];
+            let copy = match latch {
+                LatchWait::Block => Some(AlignedBuf::copy_from(&frame.read_recursive())),
+                LatchWait::Try => frame.try_read_recursive().map(|g| AlignedBuf::copy_from(&g)),
+            };
+            match copy {
+                Some(mut image) => {
+                    page::seal(&mut image);
+                    images.push((order, image));
+                }
+                None => skipped.push(order),
+            }
+        }
+        self.back_out(&skipped);
+        if images.is_empty() {
+            return Ok(0);
+        }
+        let written: Vec<WriteOrder> = images.iter().map(|(o, _)| *o).collect();
+        match self.write_images(&images) {
+            Ok(()) => {
+                let mut core = self.core.lock();
+                for o in &written {
+                    core.pool.complete_write(o.frame);
+                }
+                drop(core);
+                self.io_cv.notify_all();
+                self.after_writes();
+                Ok(written.len())
+            }
+            Err(e) => {
+                self.poison(&e);
+                self.back_out(&written);
+                Err(e)
+            }
+        }
+    }
+
+    fn back_out(&self, orders: &[WriteOrder]) {
+        if orders.is_empty() {
+            return;
+        }
+        let mut core = self.core.lock();
+        for o in orders {
+            core.pool.fail_write(o.frame);
+        }
+        drop(core);
+        self.io_cv.notify_all();
+    }
+
+    /// WAL, then the doublewrite batch or the in-place writes.
+    fn write_images(&self, images: &[(WriteOrder, AlignedBuf)]) -> Result<()> {
+        let newest = images
+            .iter()
+            .map(|(o, img)| o.page_lsn.max(page::peek_lsn(img)))
+            .max()
+            .unwrap_or(Lsn::ZERO);
+        if newest > self.redo.durable_lsn() {
+            self.redo.wait_durable(newest)?;
+        }
+        let mut batch = Vec::with_capacity(images.len());
+        for (o, img) in images {
+            batch.push((self.space(o.page.space)?.as_ref(), o.page.page_no, img));
+        }
+        match &self.doublewrite {
+            Some(dw) => dw.write_batch(&batch)?,
+            None => {
+                for (ts, page_no, img) in &batch {
+                    ts.write_sealed(*page_no, img)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    pub fn free_check(&self) -> Result<()> {
+        for _ in 0..FREE_CHECK_ROUNDS_MAX {
+            self.check_poison()?;
+            let check = self.core.lock().pool.redo_free_check();
+            match check {
+                FreeCheck::Proceed => {
+                    // log_checkpoint_margin: past the async checkpoint age
+                    // the writer checkpoints itself.
+                    if self.redo.checkpoint_age() > self.margins.max_checkpoint_age_async_bytes {
+                        self.checkpoint()?;
+                    }
+                    return Ok(());
+                }
+                FreeCheck::SyncFlush(orders) => {
+                    self.write_pages(orders, LatchWait::Block)?;
+                }
+                FreeCheck::WaitForFlush => {
+                    let mut core = self.core.lock();
+                    self.io_cv.wait_for(&mut core, IO_WAIT_SLICE);
+                }
+            }
+        }
+        Err(BufferError::Stalled {
+            what: "waiting for redo space",
+            waited_ms: u64::from(FREE_CHECK_ROUNDS_MAX) * IO_WAIT_SLICE.as_millis() as u64,
+        })
+    }
+
+    pub fn checkpoint(&self) -> Result<Lsn> {
+        let _serial = self.checkpoint_lock.lock();
+        self.check_poison()?;
+        let lsn = {
+            let _order = self.flush_order.lock();
+            self.core.lock().pool.checkpoint_candidate()
+        };
+        let last = self.redo.checkpoint_lsn();
+        if lsn <= last {
+            return Ok(last);
+        }
+        // Pages whose write completed before the candidate was read are
+        // durable after these fsyncs (the doublewrite path already synced).
+        if self.doublewrite.is_none() {
+            for ts in &self.spaces {
+                if let Err(e) = ts.sync() {
+                    self.poison(&e);
+                    return Err(e.into());
+                }
+            }
+        }
+        if let Err(e) = self.redo.write_checkpoint(lsn) {
+            self.poison(&e);
+            return Err(e.into());
+        }
+        self.core.lock().pool.note_checkpoint(lsn);
+        Ok(lsn)
+    }
+
+    pub fn flush_all(&self) -> Result<()> {
+        for _ in 0..FLUSH_ALL_ROUNDS_MAX {
+            self.check_poison()?;
+            let (orders, dirty) = {
+                let mut core = self.core.lock();
+                let (w, _) = core
+                    .pool
+                    .flush_list_batch(FLUSH_BATCH_PAGES, Lsn::MAX, WriteKind::FlushList);
+                (w, core.pool.dirty_pages())
+            };
+            if dirty == 0 {
+                return Ok(());
+            }
+            if orders.is_empty() {
+                let mut core = self.core.lock();
+                self.io_cv.wait_for(&mut core, IO_WAIT_SLICE);
+                continue;
+            }
+            self.write_pages(orders, LatchWait::Block)?;
+        }
+        Err(BufferError::Stalled {
+            what: "flushing every dirty page",
+            waited_ms: 0,
+        })
+    }
+
+    pub fn snapshot(&self) -> MetricsSnapshot {
+        let age = self.redo.checkpoint_age();
+        let core = self.core.lock();
+        MetricsSnapshot::capture(self.now_us(), &core.pool, age, core.cleaner.parameters())
+    }
+
+    pub fn record_snapshot(&self) {
+        let snap = self.snapshot();
+        let mut m = self.metrics.lock();
+        if m.len() == METRICS_HISTORY_MAX {
+            m.pop_front();
+        }
+        m.push_back(snap);
+    }
+
+    fn apply_redo(&self, record: &Record, start_lsn: Lsn) -> Result<redo_apply::ApplyOutcome> {
+        use redo_apply::ApplyOutcome;
+        if !matches!(
+            record.kind,
+            crate::redo::RecordKind::PageInit | crate::redo::RecordKind::PageWrite
+        ) {
+            return Ok(ApplyOutcome::NotAPageRecord);
+        }
+        self.check_poison()?;
+        let page: PageId = record.page;
+        let ts = self.space(page.space)?;
+        if page.page_no >= ts.page_count() {
+            ts.extend(page.page_no + 1 - ts.page_count())?;
+        }
+        let fixed = match self.fix(ts, page.page_no, FixIntent::Read) {
+            Ok(f) => f,
+            Err(e) if e.is_never_written() => self.fix(ts, page.page_no, FixIntent::Create)?,
+            Err(e) => return Err(e),
+        };
+        let result = {
+            let mut buf = self.frames[fixed.frame.index()].write();
+            if fixed.created {
+                buf.fill_zero();
+            }
+            let outcome =
+                redo_apply::apply_redo_record(&mut buf, page, record, start_lsn).map_err(|source| BufferError::Apply {
+                    path: ts.path().to_path_buf(),
+                    source,
+                });
+            if let Ok(ApplyOutcome::Applied { end_lsn }) = outcome {
+                let _order = self.flush_order.lock();
+                self.core.lock().pool.note_modification(fixed.frame, start_lsn, end_lsn);
+            }
+            outcome
+        };
+        if fixed.created && !matches!(result, Ok(ApplyOutcome::Applied { .. })) {
+            // Leave no garbage behind in a frame the core thinks is valid.
+            let mut buf = self.frames[fixed.frame.index()].write();
+            page::init(&mut buf, page, page::PageType::Free, Lsn::ZERO);
+        }
+        self.unfix(fixed.frame);
+        result
+    }
+}
+
+impl From<EngineStorageError> for crate::page_store::StoreError {
+    fn from(e: EngineStorageError) -> Self {
+        crate::page_store::StoreError::Engine(e.to_string())
+    }
+}

@@ -1,0 +1,431 @@
+//! [`SpaceStore`]: the [`PageStore`] of one space over the buffer pool shell.
+//!
+//! A guard is a fix (the core's pin) plus the frame's latch; dropping it
+//! releases the latch, then the fix. An exclusive guard keeps a
+//! before-image of the page taken when it was latched; [`PageStore::commit`]
+//! logs the difference as one redo group (a mini-transaction), stamps each
+//! changed page with the group's end LSN, tells the core
+//! (`note_modification(frame, start, end)`) and releases the guards. An
+//! exclusive guard dropped without commit copies its before-image back.
+//!
+//! # Allocation policy
+//! No meta page: every page of the file is a data page. A page is *free*
+//! when its type is `Free` or it was never written. The free set lives in
+//! memory and is built lazily, on the first `allocate`, by scanning every
+//! page of the space through the pool (after recovery has applied the redo,
+//! so it sees current images; a page that fails verification counts as in
+//! use). `allocate` takes the lowest free page, or grows the file by
+//! [`EXTEND_CHUNK_PAGES`] pages. `free` re-initialises the page as `Free` at
+//! commit. Both are logged (`PageInit` records, see [`super::redo_apply`]),
+//! so recovery rebuilds them; the scan at the next open then finds the same
+//! free set. Cost: the first allocation after open reads the whole space.
+//!
+//! # Redo records of a group
+//! Per exclusive guard, in guard order: an allocated page gets
+//! `PageInit(BTreeLeaf)`, a freed page `PageInit(Free)` (and nothing else);
+//! then one `PageWrite` per changed payload range (coalesced, see
+//! [`super::page_diff`]), offsets relative to the page start. Transaction
+//! id 0: a mini-transaction is not a transaction.
+//!
+//! Invariants: a guard holds exactly one fix and one latch until dropped; a
+//! page's in-memory LSN only grows; a page changes in memory only under an
+//! exclusive latch and only with its redo appended before the latch is
+//! released.
+
+use std::collections::BTreeSet;
+use std::ops::Deref;
+use std::sync::Arc;
+use std::time::Duration;
+
+use flushwise_core::{FixIntent, FrameId, Lsn, PageId};
+use parking_lot::{Mutex, RwLockReadGuard, RwLockWriteGuard};
+
+use super::page_diff::changed_ranges;
+use super::redo_apply::page_init_payload;
+use super::shell::{guard_acquired, guard_released, guards_held, BufferPoolShell, Inner};
+use super::{BufferError, Result};
+use crate::page::{self, PageType, HEADER_LEN};
+use crate::page_store::{Latch, PageGuard, PageStore, StoreError};
+use crate::redo::log_file::{lsn_to_sn, sn_to_lsn};
+use crate::redo::{Record, RedoError};
+use crate::storage::{AlignedBuf, Tablespace};
+
+/// Pages added to the file when no free page is left.
+pub const EXTEND_CHUNK_PAGES: u32 = 64;
+/// Commits retried after the redo log was full (a checkpoint between tries).
+const LOG_FULL_RETRIES: u32 = 200;
+const LOG_FULL_WAIT: Duration = Duration::from_millis(5);
+
+impl From<BufferError> for StoreError {
+    fn from(e: BufferError) -> Self {
+        StoreError::Engine(e.to_string())
+    }
+}
+
+/// The pages of one space, through the shell.
+pub struct SpaceStore {
+    shell: Arc<BufferPoolShell>,
+    ts: Arc<Tablespace>,
+    /// `None` until the first allocation scanned the space.
+    free: Mutex<Option<BTreeSet<u32>>>,
+}
+
+enum Hold<'a> {
+    Shared(RwLockReadGuard<'a, AlignedBuf>),
+    Exclusive(RwLockWriteGuard<'a, AlignedBuf>),
+    Released,
+}
+
+/// A latched page of a [`SpaceStore`].
+pub struct ShellGuard<'a> {
+    store: &'a SpaceStore,
+    page_no: u32,
+    frame: FrameId,
+    hold: Hold<'a>,
+    /// Exclusive guards: the image the diff is taken against.
+    before: Option<AlignedBuf>,
+    /// Allocated guards: what to put back if not committed (`None`: the
+    /// frame held no valid image, re-initialise it as a free page).
+    restore: Option<AlignedBuf>,
+    allocated: bool,
+    freed: bool,
+    committed: bool,
+}
+
+impl SpaceStore {
+    pub(crate) fn new(shell: Arc<BufferPoolShell>, ts: Arc<Tablespace>) -> Self {
+        Self {
+            shell,
+            ts,
+            free: Mutex::new(None),
+        }
+    }
+
+    pub fn shell(&self) -> &Arc<BufferPoolShell> {
+        &self.shell
+    }
+
+    pub fn tablespace(&self) -> &Arc<Tablespace> {
+        &self.ts
+    }
+
+    pub fn space_id(&self) -> u32 {
+        self.ts.space_id()
+    }
+
+    fn inner(&self) -> &Inner {
+        &self.shell.inner
+    }
+
+    /// Free pages known now (scans the space if not yet done).
+    pub fn free_pages(&self) -> Result<Vec<u32>> {
+        let mut free = self.free.lock();
+        self.ensure_scanned(&mut free)?;
+        Ok(free.iter().flat_map(|s| s.iter().copied()).collect())
+    }
+
+    fn ensure_scanned(&self, free: &mut Option<BTreeSet<u32>>) -> Result<()> {
+        if free.is_some() {
+            return Ok(());
+        }
+        let mut set = BTreeSet::new();
+        for page_no in 0..self.ts.page_count() {
+            match self.latch_inner(page_no, Latch::Shared) {
+                Ok(g) => {
+                    let Hold::Shared(buf) = &g.hold else {
+                        unreachable!("shared latch")
+                    };
+                    if page::peek_page_type_raw(buf) == PageType::Free as u16 {
+                        set.insert(page_no);
+                    }
+                }
+                Err(e) if e.is_never_written() => {
+                    set.insert(page_no);
+                }
+                Err(BufferError::Storage(e)) if e.is_corrupt_page() => {}
+                Err(e) => return Err(e),
+            }
+        }
+        *free = Some(set);
+        Ok(())
+    }
+
+    fn latch_inner(&self, page_no: u32, latch: Latch) -> Result<ShellGuard<'_>> {
+        let inner = self.inner();
+        let fixed = inner.fix(&self.ts, page_no, FixIntent::Read)?;
+        let frame = &inner.frames[fixed.frame.index()];
+        let (hold, before) = match latch {
+            Latch::Shared => (Hold::Shared(frame.read()), None),
+            Latch::Exclusive => {
+                let w = frame.write();
+                let before = AlignedBuf::copy_from(&w);
+                (Hold::Exclusive(w), Some(before))
+            }
+        };
+        guard_acquired();
+        Ok(ShellGuard {
+            store: self,
+            page_no,
+            frame: fixed.frame,
+            hold,
+            before,
+            restore: None,
+            allocated: false,
+            freed: false,
+            committed: false,
+        })
+    }
+
+    fn before_write(&self) -> Result<()> {
+        let inner = self.inner();
+        inner.check_poison()?;
+        if guards_held() == 0 {
+            inner.free_check()?;
+        }
+        Ok(())
+    }
+
+    fn allocate_inner(&self) -> Result<ShellGuard<'_>> {
+        self.before_write()?;
+        let page_no = {
+            let mut free = self.free.lock();
+            self.ensure_scanned(&mut free)?;
+            let set = free.get_or_insert_with(BTreeSet::new);
+            if set.is_empty() {
+                let first = self.ts.extend(EXTEND_CHUNK_PAGES)?;
+                set.extend(first..first + EXTEND_CHUNK_PAGES);
+            }
+            match set.pop_first() {
+                Some(p) => p,
+                None => unreachable!("the set was just refilled"),
+            }
+        };
+        let inner = self.inner();
+        let fixed = match inner.fix(&self.ts, page_no, FixIntent::Create) {
+            Ok(f) => f,
+            Err(e) => {
+                self.return_free(page_no);
+                return Err(e);
+            }
+        };
+        let mut w = inner.frames[fixed.frame.index()].write();
+        let restore = (!fixed.created).then(|| AlignedBuf::copy_from(&w));
+        let old_lsn = if fixed.created { Lsn::ZERO } else { page::peek_lsn(&w) };
+        page::init(&mut w, self.ts.page_id(page_no), PageType::BTreeLeaf, old_lsn);
+        let before = AlignedBuf::copy_from(&w);
+        guard_acquired();
+        Ok(ShellGuard {
+            store: self,
+            page_no,
+            frame: fixed.frame,
+            hold: Hold::Exclusive(w),
+            before: Some(before),
+            restore,
+            allocated: true,
+            freed: false,
+            committed: false,
+        })
+    }
+
+    fn return_free(&self, page_no: u32) {
+        if let Some(set) = self.free.lock().as_mut() {
+            set.insert(page_no);
+        }
+    }
+
+    fn commit_inner(&self, mut guards: Vec<ShellGuard<'_>>) -> Result<Lsn> {
+        let inner = self.inner();
+        inner.check_poison()?;
+        let mut records: Vec<Record> = Vec::new();
+        let mut touched: Vec<usize> = Vec::new();
+        for (i, g) in guards.iter_mut().enumerate() {
+            assert!(
+                std::ptr::eq(g.store, self),
+                "commit of a guard of another store (page {})",
+                g.page_no
+            );
+            let id = self.ts.page_id(g.page_no);
+            let Hold::Exclusive(buf) = &mut g.hold else { continue };
+            let n_before = records.len();
+            if g.freed {
+                let lsn = page::peek_lsn(buf);
+                page::init(buf, id, PageType::Free, lsn);
+                records.push(Record::page_init(0, id, page_init_payload(PageType::Free)));
+            } else {
+                if g.allocated {
+                    records.push(Record::page_init(0, id, page_init_payload(PageType::BTreeLeaf)));
+                }
+                let before = g.before.as_ref().map(|b| page::payload(b));
+                if let Some(before) = before {
+                    let after = page::payload(buf);
+                    for r in changed_ranges(before, after) {
+                        let offset = (HEADER_LEN + r.start) as u32;
+                        records.push(Record::page_write(0, id, offset, &after[r]));
+                    }
+                }
+            }
+            if records.len() > n_before {
+                touched.push(i);
+            }
+        }
+        if records.is_empty() {
+            for g in &mut guards {
+                g.committed = true;
+            }
+            return Ok(inner.redo.current_lsn());
+        }
+        let group_bytes: u64 = records.iter().map(|r| r.encoded_len() as u64).sum();
+        let mut tries = 0;
+        let (end, order) = loop {
+            let order = inner.flush_order.lock();
+            match inner.redo.append(&records) {
+                Ok(end) => break (end, order),
+                Err(RedoError::LogFull { .. }) if tries < LOG_FULL_RETRIES => {
+                    drop(order);
+                    tries += 1;
+                    inner.checkpoint()?;
+                    std::thread::sleep(LOG_FULL_WAIT);
+                }
+                Err(e) => {
+                    if matches!(e, RedoError::Storage(_) | RedoError::Poisoned { .. }) {
+                        inner.poison(&e);
+                    }
+                    return Err(e.into());
+                }
+            }
+        };
+        let start = match lsn_to_sn(end) {
+            Some(end_sn) => sn_to_lsn(end_sn - group_bytes),
+            None => unreachable!("append returns a record position"),
+        };
+        for &i in &touched {
+            if let Hold::Exclusive(buf) = &mut guards[i].hold {
+                page::set_lsn(buf, end);
+            }
+        }
+        {
+            let mut core = inner.core.lock();
+            for &i in &touched {
+                core.pool.note_modification(guards[i].frame, start, end);
+            }
+            inner.after_user_operation(&mut core);
+        }
+        drop(order);
+        for g in &mut guards {
+            g.committed = true;
+            if g.freed {
+                self.return_free(g.page_no);
+            }
+        }
+        Ok(end)
+    }
+}
+
+impl PageStore for SpaceStore {
+    type Guard<'a> = ShellGuard<'a>;
+
+    fn payload_len(&self) -> usize {
+        self.ts.page_size().payload_len()
+    }
+
+    fn latch(&self, page_no: u32, latch: Latch) -> std::result::Result<ShellGuard<'_>, StoreError> {
+        let page_count = self.ts.page_count();
+        if page_no >= page_count {
+            return Err(StoreError::NoSuchPage { page_no, page_count });
+        }
+        if latch == Latch::Exclusive {
+            self.before_write()?;
+        }
+        Ok(self.latch_inner(page_no, latch)?)
+    }
+
+    fn allocate(&self) -> std::result::Result<ShellGuard<'_>, StoreError> {
+        Ok(self.allocate_inner()?)
+    }
+
+    fn free(&self, guard: &mut ShellGuard<'_>) -> std::result::Result<(), StoreError> {
+        assert!(
+            matches!(guard.hold, Hold::Exclusive(_)),
+            "free of page {} needs an exclusive latch",
+            guard.page_no
+        );
+        guard.freed = true;
+        Ok(())
+    }
+
+    fn commit(&self, guards: Vec<ShellGuard<'_>>) -> std::result::Result<Lsn, StoreError> {
+        Ok(self.commit_inner(guards)?)
+    }
+}
+
+impl ShellGuard<'_> {
+    pub fn page_id(&self) -> PageId {
+        self.store.ts.page_id(self.page_no)
+    }
+
+    /// The whole page image (header included).
+    pub fn page_bytes(&self) -> &[u8] {
+        match &self.hold {
+            Hold::Shared(b) => b,
+            Hold::Exclusive(b) => b,
+            Hold::Released => unreachable!("a live guard holds its latch"),
+        }
+    }
+
+    /// The in-memory page LSN.
+    pub fn page_lsn(&self) -> Lsn {
+        page::peek_lsn(self.page_bytes())
+    }
+}
+
+impl Deref for ShellGuard<'_> {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        page::payload(self.page_bytes())
+    }
+}
+
+impl PageGuard for ShellGuard<'_> {
+    fn page_no(&self) -> u32 {
+        self.page_no
+    }
+
+    fn latch(&self) -> Latch {
+        match self.hold {
+            Hold::Exclusive(_) => Latch::Exclusive,
+            _ => Latch::Shared,
+        }
+    }
+
+    fn bytes_mut(&mut self) -> &mut [u8] {
+        match &mut self.hold {
+            Hold::Exclusive(b) => page::payload_mut(b),
+            _ => panic!("bytes_mut on a shared guard of page {}", self.page_no),
+        }
+    }
+}
+
+impl Drop for ShellGuard<'_> {
+    fn drop(&mut self) {
+        if !self.committed {
+            if let Hold::Exclusive(buf) = &mut self.hold {
+                if self.allocated {
+                    match &self.restore {
+                        Some(image) => buf.copy_from_slice(image),
+                        None => page::init(buf, self.store.ts.page_id(self.page_no), PageType::Free, Lsn::ZERO),
+                    }
+                } else if let Some(before) = &self.before {
+                    buf.copy_from_slice(before);
+                }
+            }
+        }
+        // Latch first, then the fix (invariant 2 of the module doc).
+        self.hold = Hold::Released;
+        guard_released();
+        self.store.inner().unfix(self.frame);
+        if self.allocated && !self.committed {
+            self.store.return_free(self.page_no);
+        }
+    }
+}

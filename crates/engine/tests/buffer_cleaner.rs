@@ -1,0 +1,100 @@
+//! Scenarios of the page-cleaner threads and of sticky write errors.
+
+mod common;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use common::buffer::{allocate_filled, open_db, shell_config, ts_path};
+use common::faulty_file;
+use flushwise_core::policy::POLICY_NAMES;
+use flushwise_engine::page_store::{Latch, PageGuard, PageStore};
+use flushwise_engine::storage::{FaultPlan, StorageBackend};
+
+#[test]
+fn every_policy_runs_the_page_cleaner() {
+    for &policy in POLICY_NAMES {
+        let dir = tempfile::tempdir().unwrap();
+        let mut config = shell_config(64, policy);
+        config.decision_log = true;
+        config.metrics_interval = Duration::from_millis(200);
+        let db = open_db(dir.path(), true, config, 8 << 20, true, None);
+        let store = db.shell.store(1).unwrap();
+        // More pages than frames, all dirty: the cleaner has work of both kinds.
+        let pages = allocate_filled(&store, 150);
+        for &p in pages.iter().step_by(3) {
+            let mut g = store.latch(p, Latch::Exclusive).unwrap();
+            g.bytes_mut()[0] ^= 0x5A;
+            store.commit(vec![g]).unwrap();
+        }
+        let deadline = Instant::now() + Duration::from_secs(5);
+        let mut m = db.shell.metrics();
+        while m.cleaner_pages_written() == 0 && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+            m = db.shell.metrics();
+        }
+        assert!(
+            m.cleaner_pages_written() > 0,
+            "{policy}: the cleaner wrote nothing: {m:?}"
+        );
+        assert!(!m.parameters.is_empty(), "{policy}: no parameters");
+        // The master thread checkpoints on its own.
+        let deadline = Instant::now() + Duration::from_secs(3);
+        while db.redo.stats().checkpoints < 1 && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert!(
+            db.redo.stats().checkpoints >= 1,
+            "{policy}: no periodic checkpoint: {:?} ckpt {} candidate {} poisoned {:?} {:?}",
+            db.redo.stats(),
+            db.redo.checkpoint_lsn(),
+            db.shell.with_core(|p| p.checkpoint_candidate()),
+            db.shell.poisoned(),
+            db.shell.metrics()
+        );
+        assert!(!db.shell.drain_decisions().is_empty(), "{policy}: no decision logged");
+        assert!(!db.shell.metrics_history().is_empty(), "{policy}: no snapshots");
+        db.shell.with_core(|pool| pool.check_invariants());
+        drop(store);
+        db.close();
+    }
+}
+
+#[test]
+fn failed_write_makes_the_shell_refuse_further_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = faulty_file(&ts_path(dir.path()));
+    let backend: Arc<dyn StorageBackend> = file.clone();
+    let mut config = shell_config(32, "mysql56");
+    config.background_threads = false;
+    let db = open_db(dir.path(), true, config, 8 << 20, false, Some(backend));
+    let store = db.shell.store(1).unwrap();
+    let pages = allocate_filled(&store, 10);
+    file.inner().arm(FaultPlan::fail_nth_write(1));
+
+    let first = db.shell.flush_all().unwrap_err().to_string();
+    assert!(first.contains("injected") && first.contains("t1.ibd"), "{first}");
+    assert!(db.shell.poisoned().is_some());
+    // Every later write path refuses, naming the first error.
+    // Resident pages still read (only writes are refused).
+    assert!(store.latch(pages[0], Latch::Shared).is_ok());
+    let commit_err = match store.latch(pages[1], Latch::Exclusive) {
+        Err(e) => e.to_string(),
+        Ok(mut g) => {
+            g.bytes_mut()[0] = 1;
+            store.commit(vec![g]).unwrap_err().to_string()
+        }
+    };
+    assert!(commit_err.contains("refuses further writes"), "{commit_err}");
+    assert!(store.allocate().is_err());
+    let ckpt = db.shell.checkpoint().unwrap_err().to_string();
+    assert!(ckpt.contains("refuses further writes"), "{ckpt}");
+    assert!(db.shell.flush_all().is_err());
+    assert!(db.shell.shutdown().is_err());
+    // Only the one failed write reached the file.
+    assert_eq!(file.inner().counters().writes, 1);
+    db.shell.with_core(|pool| {
+        pool.check_invariants();
+        assert!(pool.dirty_pages() > 0, "nothing is claimed clean");
+    });
+}
