@@ -617,18 +617,27 @@ impl<S: PageStore> BTree<S> {
             }
             break parent_at + 1;
         };
-        // Root lowering: an internal root with one child absorbs it.
-        for k in 1..alive {
-            let root = Node::new(&*path[0]);
-            if root.is_leaf() || root.count() > 0 {
-                break;
+        // Root lowering: a root left with one child absorbs it (repeatedly).
+        // Only possible when the root itself lost a child, so its remaining
+        // child is off the descent path (but may be a leaf sibling latched
+        // above, hence the look-up in `touched` before latching).
+        if alive == 1 {
+            for _ in 0..MAX_DEPTH {
+                let root = Node::new(&*path[0]);
+                if root.is_leaf() || root.count() > 0 {
+                    break;
+                }
+                let (child_no, child_level) = (root.leftmost(), root.level() - 1);
+                let mut child = match touched.iter().position(|g: &S::Guard<'t>| g.page_no() == child_no) {
+                    Some(at) => touched.swap_remove(at),
+                    None => self.store.latch(child_no, Latch::Exclusive)?,
+                };
+                checked(&child, child_no, Some(child_level))?;
+                let image = child.to_vec();
+                path[0].bytes_mut().copy_from_slice(&image);
+                self.store.free(&mut child)?;
+                touched.push(child);
             }
-            if root.leftmost() != path[k].page_no() {
-                return Err(corrupt(self.root, "lone child is not on the descent path"));
-            }
-            let child = path[k].to_vec();
-            path[0].bytes_mut().copy_from_slice(&child);
-            self.store.free(&mut path[k])?;
         }
         path.extend(touched);
         self.store.commit(path)?;
