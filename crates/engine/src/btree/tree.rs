@@ -39,14 +39,17 @@
 //!   a leaf removal), but nobody holding a leaf ever waits for another latch,
 //!   so no cycle can form.
 //! - Cursors hold no latch between leaves (so a caller may write the tree
-//!   inside a scan loop). Each SMO bumps a sequence counter before it starts
-//!   and after it ends (a seqlock: odd = in progress). A cursor records the
-//!   counter while it holds a leaf; to step to the sibling it re-reads the
-//!   counter before and after latching the sibling, and follows the link only
-//!   if it is even and unchanged (no SMO ran in between, so the link is still
-//!   exact). Otherwise it re-seeks from the root by the last key it saw (the
-//!   first/last key of the leaf just read), so it never skips or repeats a key
-//!   across concurrent splits or leaf removals.
+//!   inside a scan loop). Two counters stamp SMOs: `smo_started` is bumped
+//!   under the root X latch before an SMO touches anything, `smo_finished`
+//!   after its commit (a seqlock split in two, because the next SMO may begin
+//!   as soon as the commit releases the root). While holding a leaf, a cursor
+//!   takes a stamp: `started` if it equals `finished` (read first), i.e. no SMO
+//!   was running. To step to the sibling it checks `started` against the
+//!   stamp before and after latching the sibling, and follows the link only
+//!   if unchanged (no SMO ran in between, so the link is still exact).
+//!   Otherwise it re-seeks from the root by the last key it saw (the
+//!   last/first key of the leaf just read), so it never skips or repeats a
+//!   key across concurrent splits, leaf removals or root raises.
 //!
 //! **Space policy on delete.** A leaf whose last key is deleted is unlinked
 //! from its siblings and freed; a parent left without children is freed too,
@@ -74,8 +77,11 @@ const MAX_DEPTH: usize = 256;
 pub struct BTree<S: PageStore> {
     store: S,
     root: u32,
-    /// SMO sequence number: odd while a structure modification is running.
-    smo_seq: AtomicU64,
+    /// Structure modifications begun (incremented under the root X latch).
+    smo_started: AtomicU64,
+    /// Structure modifications ended (incremented after their commit, which
+    /// may be after the next one has begun).
+    smo_finished: AtomicU64,
 }
 
 /// What [`BTree::check`] found.
@@ -117,19 +123,20 @@ enum Step {
 }
 
 /// Marks an SMO in progress for the life of the value.
-struct SmoInProgress<'a>(&'a AtomicU64);
+struct SmoInProgress<'a> {
+    finished: &'a AtomicU64,
+}
 
 impl<'a> SmoInProgress<'a> {
-    fn begin(seq: &'a AtomicU64) -> Self {
-        let before = seq.fetch_add(1, Ordering::SeqCst);
-        debug_assert!(before % 2 == 0, "SMOs overlap");
-        Self(seq)
+    fn begin(started: &'a AtomicU64, finished: &'a AtomicU64) -> Self {
+        started.fetch_add(1, Ordering::SeqCst);
+        Self { finished }
     }
 }
 
 impl Drop for SmoInProgress<'_> {
     fn drop(&mut self) {
-        self.0.fetch_add(1, Ordering::SeqCst);
+        self.finished.fetch_add(1, Ordering::SeqCst);
     }
 }
 
@@ -268,7 +275,19 @@ impl<S: PageStore> BTree<S> {
             store.commit(vec![page])?;
             root
         };
-        Ok(Self { store, root, smo_seq: AtomicU64::new(0) })
+        Ok(Self::with_root(store, root))
+    }
+
+    fn with_root(store: S, root: u32) -> Self {
+        Self { store, root, smo_started: AtomicU64::new(0), smo_finished: AtomicU64::new(0) }
+    }
+
+    /// The number of SMOs begun if none is in progress now, else `None`
+    /// (`finished` is read first: if both agree, none was running then).
+    fn smo_stamp(&self) -> Option<u64> {
+        let finished = self.smo_finished.load(Ordering::SeqCst);
+        let started = self.smo_started.load(Ordering::SeqCst);
+        (started == finished).then_some(started)
     }
 
     /// Opens the tree whose root is `root` (as kept in a catalog).
@@ -277,7 +296,7 @@ impl<S: PageStore> BTree<S> {
             let page = store.latch(root, Latch::Shared)?;
             checked(&page, root, None)?;
         }
-        Ok(Self { store, root, smo_seq: AtomicU64::new(0) })
+        Ok(Self::with_root(store, root))
     }
 
     pub fn root_page_no(&self) -> u32 {
@@ -402,7 +421,7 @@ impl<S: PageStore> BTree<S> {
             }
         }
         let root = self.store.latch(self.root, Latch::Exclusive)?;
-        let smo = SmoInProgress::begin(&self.smo_seq);
+        let smo = SmoInProgress::begin(&self.smo_started, &self.smo_finished);
         let result = self.modify_pessimistic(root, key, op);
         drop(smo);
         result
@@ -739,9 +758,9 @@ pub struct Range<'t, S: PageStore> {
     /// Last key of the last leaf read, in scan order: everything up to it
     /// (inclusive) has been seen.
     resume: Option<Vec<u8>>,
-    /// Sibling to read next and the SMO sequence under which it was read;
-    /// `None` before the first leaf.
-    link: Option<(u32, u64)>,
+    /// Sibling to read next and the SMO stamp under which it was read
+    /// (`None` if an SMO was running); `None` before the first leaf.
+    link: Option<(u32, Option<u64>)>,
     done: bool,
 }
 
@@ -783,13 +802,14 @@ impl<'t, S: PageStore> Range<'t, S> {
     }
 
     /// The sibling to read next, if no SMO ran since its link was read.
-    fn follow_link(&self, page_no: u32, seq: u64) -> Result<Option<S::Guard<'t>>> {
-        let smo_seq = &self.tree.smo_seq;
-        if seq % 2 == 1 || smo_seq.load(Ordering::SeqCst) != seq {
+    fn follow_link(&self, page_no: u32, stamp: Option<u64>) -> Result<Option<S::Guard<'t>>> {
+        let started = &self.tree.smo_started;
+        let Some(stamp) = stamp else { return Ok(None) };
+        if started.load(Ordering::SeqCst) != stamp {
             return Ok(None);
         }
         let guard = self.tree.store.latch(page_no, Latch::Shared)?;
-        if smo_seq.load(Ordering::SeqCst) != seq {
+        if started.load(Ordering::SeqCst) != stamp {
             return Ok(None);
         }
         checked(&guard, page_no, Some(0))?;
@@ -806,7 +826,7 @@ impl<'t, S: PageStore> Range<'t, S> {
             Some(leaf) => leaf,
             None => self.seek()?,
         };
-        let seq = self.tree.smo_seq.load(Ordering::SeqCst);
+        let seq = self.tree.smo_stamp();
         let node = Node::new(&*leaf);
         let count = node.count();
         let resume = self.resume.take();
