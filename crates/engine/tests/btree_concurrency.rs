@@ -18,7 +18,9 @@ fn splitmix(state: &mut u64) -> u64 {
 }
 
 fn scan(tree: &BTree<MemoryStore>, direction: Direction) -> Vec<(Vec<u8>, Vec<u8>)> {
-    tree.range(Bound::Unbounded, Bound::Unbounded, direction).map(Result::unwrap).collect()
+    tree.range(Bound::Unbounded, Bound::Unbounded, direction)
+        .map(Result::unwrap)
+        .collect()
 }
 
 fn assert_consistent(tree: &BTree<MemoryStore>) -> Vec<(Vec<u8>, Vec<u8>)> {
@@ -64,7 +66,12 @@ fn disjoint_writers_end_with_exactly_their_own_keys() {
             .collect();
         handles.into_iter().map(|h| h.join().unwrap()).collect()
     });
-    let expected: Vec<_> = models.into_iter().flatten().collect::<BTreeMap<_, _>>().into_iter().collect();
+    let expected: Vec<_> = models
+        .into_iter()
+        .flatten()
+        .collect::<BTreeMap<_, _>>()
+        .into_iter()
+        .collect();
     assert_eq!(assert_consistent(&tree), expected);
 }
 
@@ -129,10 +136,9 @@ fn scans_during_splits_see_sorted_unique_keys_and_every_stable_key() {
                     for _ in 0..6000 {
                         let r = splitmix(&mut seed);
                         let key = format!("{:05}v{t}", r % 3000).into_bytes();
-                        if r % 3 == 0 {
-                            tree.delete(&key).unwrap();
-                        } else {
-                            tree.upsert(&key, &vec![b'v'; (r % 40) as usize]).unwrap();
+                        match r % 3 {
+                            0 => drop(tree.delete(&key).unwrap()),
+                            _ => drop(tree.upsert(&key, &vec![b'v'; (r % 40) as usize]).unwrap()),
                         }
                     }
                 })
@@ -149,7 +155,7 @@ fn scans_during_splits_see_sorted_unique_keys_and_every_stable_key() {
                     let low_n = r % 3000;
                     let low = format!("{low_n:05}").into_bytes();
                     let high = format!("{:05}", low_n + 1 + (r >> 20) % 1000).into_bytes();
-                    let direction = if r % 2 == 0 { Direction::Forward } else { Direction::Backward };
+                    let direction = [Direction::Forward, Direction::Backward][(r % 2) as usize];
                     let keys: Vec<Vec<u8>> = tree
                         .range(Bound::Included(&low[..]), Bound::Excluded(&high[..]), direction)
                         .map(|entry| entry.unwrap().0)
@@ -162,7 +168,11 @@ fn scans_during_splits_see_sorted_unique_keys_and_every_stable_key() {
                     }
                     let seen: BTreeSet<&Vec<u8>> = keys.iter().collect();
                     for key in stable.range(low.clone()..high.clone()) {
-                        assert!(seen.contains(key), "scan skipped stable key {:?}", String::from_utf8_lossy(key));
+                        assert!(
+                            seen.contains(key),
+                            "scan skipped stable key {:?}",
+                            String::from_utf8_lossy(key)
+                        );
                     }
                 }
             });
@@ -173,7 +183,9 @@ fn scans_during_splits_see_sorted_unique_keys_and_every_stable_key() {
         assert!(results.iter().all(Result::is_ok), "a writer panicked");
     });
     let entries = assert_consistent(&tree);
-    assert!(stable.iter().all(|k| entries.binary_search_by(|(e, _)| e.cmp(k)).is_ok()));
+    assert!(stable
+        .iter()
+        .all(|k| entries.binary_search_by(|(e, _)| e.cmp(k)).is_ok()));
 }
 
 #[test]

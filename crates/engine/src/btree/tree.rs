@@ -51,6 +51,12 @@
 //!   last/first key of the leaf just read), so it never skips or repeats a
 //!   key across concurrent splits, leaf removals or root raises.
 //!
+//! **Reading pages defensively.** Every latched node's header is checked
+//! (kind, level against the parent's, slot array within bounds) and reported
+//! as [`BTreeError::Corrupt`]; cell offsets are only fully validated by
+//! [`BTree::check`], so a page corrupted inside its cell area can still panic
+//! on a slice bound (pages come from our own store, which checksums them).
+//!
 //! **Space policy on delete.** A leaf whose last key is deleted is unlinked
 //! from its siblings and freed; a parent left without children is freed too,
 //! and a root left with a single child absorbs it (root lowering), so the
@@ -141,16 +147,22 @@ impl Drop for SmoInProgress<'_> {
 }
 
 fn corrupt(page_no: u32, reason: impl Into<String>) -> BTreeError {
-    BTreeError::Corrupt { page_no, reason: reason.into() }
+    BTreeError::Corrupt {
+        page_no,
+        reason: reason.into(),
+    }
 }
 
 /// Checks a freshly latched node's header and expected level.
-fn checked<'g>(guard: &'g [u8], page_no: u32, level: Option<u8>) -> Result<Node<&'g [u8]>> {
+fn checked(guard: &[u8], page_no: u32, level: Option<u8>) -> Result<Node<&[u8]>> {
     let node = Node::new(guard);
     node.validate_header().map_err(|reason| corrupt(page_no, reason))?;
     if let Some(level) = level {
         if node.level() != level {
-            return Err(corrupt(page_no, format!("level {} where {level} was expected", node.level())));
+            return Err(corrupt(
+                page_no,
+                format!("level {} where {level} was expected", node.level()),
+            ));
         }
     }
     Ok(node)
@@ -209,7 +221,10 @@ fn apply(leaf: &mut [u8], key: &[u8], op: WriteOp<'_>) -> bool {
 
 /// Footprints of entries in a node (slot included).
 fn footprints(entries: &[(Vec<u8>, Vec<u8>)]) -> Vec<usize> {
-    entries.iter().map(|(k, v)| node::entry_footprint(k.len(), v.len())).collect()
+    entries
+        .iter()
+        .map(|(k, v)| node::entry_footprint(k.len(), v.len()))
+        .collect()
 }
 
 /// Leaf split point `s`: entries `..s` stay, `s..` move right; both halves
@@ -224,12 +239,13 @@ fn leaf_split_point(entries: &[(Vec<u8>, Vec<u8>)], capacity: usize, page_no: u3
         let right = total - left;
         if left <= capacity && right <= capacity {
             let imbalance = left.abs_diff(right);
-            if best.map_or(true, |(_, b)| imbalance < b) {
+            if !matches!(best, Some((_, b)) if b <= imbalance) {
                 best = Some((s, imbalance));
             }
         }
     }
-    best.map(|(s, _)| s).ok_or_else(|| corrupt(page_no, format!("no split point for {} entries", entries.len())))
+    best.map(|(s, _)| s)
+        .ok_or_else(|| corrupt(page_no, format!("no split point for {} entries", entries.len())))
 }
 
 /// Internal split point `m`: cells `..m` stay, cell `m` moves up, `m+1..`
@@ -243,17 +259,20 @@ fn internal_split_point(entries: &[(Vec<u8>, Vec<u8>)], capacity: usize, page_no
         let right = total - left - size;
         if left <= capacity && right <= capacity {
             let imbalance = left.abs_diff(right);
-            if best.map_or(true, |(_, b)| imbalance < b) {
+            if !matches!(best, Some((_, b)) if b <= imbalance) {
                 best = Some((m, imbalance));
             }
         }
         left += size;
     }
-    best.map(|(m, _)| m).ok_or_else(|| corrupt(page_no, format!("no split point for {} separators", entries.len())))
+    best.map(|(m, _)| m)
+        .ok_or_else(|| corrupt(page_no, format!("no split point for {} separators", entries.len())))
 }
 
 fn child_from_value(value: &[u8], page_no: u32) -> Result<u32> {
-    let bytes: [u8; 4] = value.try_into().map_err(|_| corrupt(page_no, "child pointer is not 4 bytes"))?;
+    let bytes: [u8; 4] = value
+        .try_into()
+        .map_err(|_| corrupt(page_no, "child pointer is not 4 bytes"))?;
     Ok(u32::from_le_bytes(bytes))
 }
 
@@ -279,7 +298,12 @@ impl<S: PageStore> BTree<S> {
     }
 
     fn with_root(store: S, root: u32) -> Self {
-        Self { store, root, smo_started: AtomicU64::new(0), smo_finished: AtomicU64::new(0) }
+        Self {
+            store,
+            root,
+            smo_started: AtomicU64::new(0),
+            smo_finished: AtomicU64::new(0),
+        }
     }
 
     /// The number of SMOs begun if none is in progress now, else `None`
@@ -319,7 +343,11 @@ impl<S: PageStore> BTree<S> {
     fn check_entry(&self, key: &[u8], value: &[u8]) -> Result<()> {
         let max_len = self.max_entry_len();
         if key.len() + value.len() > max_len {
-            return Err(BTreeError::EntryTooLarge { key_len: key.len(), value_len: value.len(), max_len });
+            return Err(BTreeError::EntryTooLarge {
+                key_len: key.len(),
+                value_len: value.len(),
+                max_len,
+            });
         }
         Ok(())
     }
@@ -434,7 +462,9 @@ impl<S: PageStore> BTree<S> {
         let mut path = vec![root];
         let mut child_idx = Vec::new();
         loop {
-            let Some(last) = path.last() else { unreachable!("the path starts at the root") };
+            let Some(last) = path.last() else {
+                unreachable!("the path starts at the root")
+            };
             let node = Node::new(&**last);
             if node.is_leaf() {
                 break;
@@ -451,7 +481,9 @@ impl<S: PageStore> BTree<S> {
             path.push(child);
         }
         let is_root = path.len() == 1;
-        let Some(leaf) = path.last_mut() else { unreachable!("the path starts at the root") };
+        let Some(leaf) = path.last_mut() else {
+            unreachable!("the path starts at the root")
+        };
         match classify(leaf, key, op, is_root)? {
             Step::Unchanged(existed) => Ok(existed),
             Step::Apply => {
@@ -478,7 +510,9 @@ impl<S: PageStore> BTree<S> {
         key: &[u8],
         value: &[u8],
     ) -> Result<bool> {
-        let Some(leaf) = path.last() else { unreachable!("the path starts at the root") };
+        let Some(leaf) = path.last() else {
+            unreachable!("the path starts at the root")
+        };
         let mut entries = Node::new(&**leaf).entries();
         let existed = match entries.binary_search_by(|(k, _)| k.as_slice().cmp(key)) {
             Ok(i) => {
@@ -522,7 +556,9 @@ impl<S: PageStore> BTree<S> {
         touched: &mut Vec<S::Guard<'t>>,
     ) -> Result<()> {
         let level = Node::new(&**root).level();
-        let new_level = level.checked_add(1).ok_or_else(|| corrupt(self.root, "tree taller than 255 levels"))?;
+        let new_level = level
+            .checked_add(1)
+            .ok_or_else(|| corrupt(self.root, "tree taller than 255 levels"))?;
         let mut child = self.store.allocate()?;
         child.bytes_mut().copy_from_slice(root);
         let child_no = child.page_no();
@@ -668,7 +704,12 @@ impl<S: PageStore> BTree<S> {
     pub fn check(&self) -> Result<TreeStats> {
         let root = self.store.latch(self.root, Latch::Shared)?;
         let root_node = checked(&root, self.root, None)?;
-        let mut walk = Walk { visited: HashSet::new(), leaves: Vec::new(), last_key: None, stats: TreeStats::default() };
+        let mut walk = Walk {
+            visited: HashSet::new(),
+            leaves: Vec::new(),
+            last_key: None,
+            stats: TreeStats::default(),
+        };
         walk.stats.height = u32::from(root_node.level()) + 1;
         if !root_node.is_leaf() && root_node.count() == 0 {
             return Err(corrupt(self.root, "internal root without keys"));
@@ -766,7 +807,16 @@ pub struct Range<'t, S: PageStore> {
 
 impl<'t, S: PageStore> Range<'t, S> {
     fn new(tree: &'t BTree<S>, start: Bound<Vec<u8>>, end: Bound<Vec<u8>>, direction: Direction) -> Self {
-        Self { tree, direction, start, end, buffered: VecDeque::new(), resume: None, link: None, done: false }
+        Self {
+            tree,
+            direction,
+            start,
+            end,
+            buffered: VecDeque::new(),
+            resume: None,
+            link: None,
+            done: false,
+        }
     }
 
     fn after_start(&self, key: &[u8]) -> bool {
@@ -789,15 +839,21 @@ impl<'t, S: PageStore> Range<'t, S> {
     fn seek(&self) -> Result<S::Guard<'t>> {
         let resume = self.resume.as_deref();
         match self.direction {
-            Direction::Forward => self.tree.descend_shared(|node| match (resume, self.start.as_ref().map(Vec::as_slice)) {
-                (Some(k), _) | (None, Bound::Included(k) | Bound::Excluded(k)) => node.child_index_for(k),
-                (None, Bound::Unbounded) => 0,
-            }),
-            Direction::Backward => self.tree.descend_shared(|node| match (resume, self.end.as_ref().map(Vec::as_slice)) {
-                (Some(k), _) | (None, Bound::Excluded(k)) => node.child_index_before(k),
-                (None, Bound::Included(k)) => node.child_index_for(k),
-                (None, Bound::Unbounded) => node.count(),
-            }),
+            Direction::Forward => {
+                self.tree
+                    .descend_shared(|node| match (resume, self.start.as_ref().map(Vec::as_slice)) {
+                        (Some(k), _) | (None, Bound::Included(k) | Bound::Excluded(k)) => node.child_index_for(k),
+                        (None, Bound::Unbounded) => 0,
+                    })
+            }
+            Direction::Backward => {
+                self.tree
+                    .descend_shared(|node| match (resume, self.end.as_ref().map(Vec::as_slice)) {
+                        (Some(k), _) | (None, Bound::Excluded(k)) => node.child_index_before(k),
+                        (None, Bound::Included(k)) => node.child_index_for(k),
+                        (None, Bound::Unbounded) => node.count(),
+                    })
+            }
         }
     }
 
