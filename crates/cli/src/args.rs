@@ -18,6 +18,7 @@ use flushwise_sim::{SimConfig, WorkloadSpec};
 #[command(
     name = "flushwise",
     version,
+    args_override_self = true,
     about = "Buffer-pool flushing policies: simulate, compare, reproduce the papers' experiments"
 )]
 pub struct Cli {
@@ -222,7 +223,10 @@ impl SimArgs {
             }
             (WorkloadKind::Trace, Some(path)) => WorkloadSpec::Trace { path: path.clone() },
             (WorkloadKind::Trace, None) => {
-                return Err("--workload trace needs --trace FILE (a flushwise trace, see `flushwise trace record-model`)".into())
+                return Err(
+                    "--workload trace needs --trace FILE (a flushwise trace, see `flushwise trace record-model`)"
+                        .into(),
+                )
             }
         };
         let config = SimConfig {

@@ -54,7 +54,10 @@ fn generate_trace(requests: u64) -> Result<(Vec<u8>, u64, f64), String> {
     };
     let mut model = TpccModel::new(model_config).map_err(|e| e.to_string())?;
     let mut rng = Xoshiro256StarStar::seed_from_u64(1);
-    let header = TraceHeader::new(16384, format!("bench tpcc-model warehouses={WAREHOUSES} commit={COMMIT}"));
+    let header = TraceHeader::new(
+        16384,
+        format!("bench tpcc-model warehouses={WAREHOUSES} commit={COMMIT}"),
+    );
     let mut writer = TraceWriter::new(Vec::new(), &header).map_err(|e| e.to_string())?;
     let started = Instant::now();
     let mut fixes = 0u64;

@@ -42,7 +42,10 @@ const SECOND_US: u64 = 1_000_000;
 pub const EXPERIMENTS: &[(&str, &str)] = &[
     ("000-exp1-ssd", "Lee et al. Exp. 1: TPC-C NOPM by buffer pool size, SSD"),
     ("000-exp1-hdd", "Lee et al. Exp. 1: TPC-C NOPM by buffer pool size, HDD"),
-    ("000-exp2", "Lee et al. Exp. 2: TPC-C NOPM by database size (warehouses), SSD"),
+    (
+        "000-exp2",
+        "Lee et al. Exp. 2: TPC-C NOPM by database size (warehouses), SSD",
+    ),
     ("000-exp3", "Lee et al. Exp. 3: TPC-C NOPM by connections, SSD"),
     (
         "002-table4",
@@ -373,7 +376,10 @@ fn build(name: &str, full: bool, seed: u64) -> Result<Experiment, String> {
                     config,
                     note: None,
                 }],
-                ratios: vec![("db2 (50 cleaners)", "db2 (2 cleaners)"), ("db2-aiop", "db2 (2 cleaners)")],
+                ratios: vec![
+                    ("db2 (50 cleaners)", "db2 (2 cleaners)"),
+                    ("db2-aiop", "db2 (2 cleaners)"),
+                ],
                 scale: scale_text(full, &scale),
             }
         }
@@ -449,7 +455,10 @@ pub fn command(args: &ExperimentArgs) -> Result<(), String> {
                 nopm[*i].push((p.label, r.figures.nopm));
                 let mut row = vec![
                     ("experiment".to_string(), exp.name.to_string()),
-                    ("scale".to_string(), if args.full { "full" } else { "scaled" }.to_string()),
+                    (
+                        "scale".to_string(),
+                        if args.full { "full" } else { "scaled" }.to_string(),
+                    ),
                     (exp.varied.to_string(), value.clone()),
                     ("policy_label".to_string(), p.label.to_string()),
                 ];

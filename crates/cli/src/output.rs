@@ -91,7 +91,12 @@ impl Csv {
             let cells: Vec<String> = self
                 .columns
                 .iter()
-                .map(|c| row.iter().find(|(k, _)| k == c).map(|(_, v)| quote(v)).unwrap_or_default())
+                .map(|c| {
+                    row.iter()
+                        .find(|(k, _)| k == c)
+                        .map(|(_, v)| quote(v))
+                        .unwrap_or_default()
+                })
                 .collect();
             out.push_str(&cells.join(","));
             out.push('\n');
@@ -170,7 +175,10 @@ pub fn run_table(result: &RunResult, rows: &[IntervalRow]) -> String {
     let kv: Vec<(&str, String)> = vec![
         ("policy", result.policy.clone()),
         ("workload", result.workload.clone()),
-        ("device / log device", format!("{} / {}", result.device, result.log_device)),
+        (
+            "device / log device",
+            format!("{} / {}", result.device, result.log_device),
+        ),
         (
             "buffer pool / redo",
             format!(
@@ -186,10 +194,7 @@ pub fn run_table(result: &RunResult, rows: &[IntervalRow]) -> String {
         ),
         ("connections", result.connections.to_string()),
         ("NOPM / TPM total", format!("{:.0} / {:.0}", f.nopm, f.tpm_total)),
-        (
-            "reads / async writes",
-            format!("{} / {}", f.reads, f.async_writes),
-        ),
+        ("reads / async writes", format!("{} / {}", f.reads, f.async_writes)),
         (
             "sync writes (replacement / recoverability)",
             format!(
@@ -240,7 +245,16 @@ pub fn run_table(result: &RunResult, rows: &[IntervalRow]) -> String {
     if !rows.is_empty() {
         out.push('\n');
         let header: Vec<String> = [
-            "time s", "NOPM", "reads", "async wr", "sync repl", "sync rec", "sync %", "hit", "dirty %", "free",
+            "time s",
+            "NOPM",
+            "reads",
+            "async wr",
+            "sync repl",
+            "sync rec",
+            "sync %",
+            "hit",
+            "dirty %",
+            "free",
             "parameters",
         ]
         .iter()

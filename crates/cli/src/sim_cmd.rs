@@ -99,7 +99,11 @@ fn policy_list(args: &CompareArgs) -> Result<Vec<String>, String> {
     let names: Vec<String> = if args.policies.is_empty() {
         policy::POLICY_NAMES.iter().map(|s| s.to_string()).collect()
     } else {
-        args.policies.iter().map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect()
+        args.policies
+            .iter()
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty())
+            .collect()
     };
     if names.is_empty() {
         return Err(format!(

@@ -125,7 +125,10 @@ pub fn info(args: &InfoArgs) -> Result<(), String> {
         ("redo bytes", redo_bytes.to_string()),
         ("transactions begun", begins.to_string()),
         ("commits / rollbacks", format!("{commits} / {rollbacks}")),
-        ("status", "intact (trailer and every block checksum verified)".to_string()),
+        (
+            "status",
+            "intact (trailer and every block checksum verified)".to_string(),
+        ),
     ];
     for (k, v) in lines {
         println!("{k:<20}  {v}");
