@@ -39,9 +39,9 @@ pub enum Command {
 #[derive(Subcommand, Debug)]
 pub enum SimCommand {
     /// One run of one policy.
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// The same run for several policies, side by side.
-    Compare(CompareArgs),
+    Compare(Box<CompareArgs>),
     /// A paper experiment's grid (`list` shows them).
     Experiment(ExperimentArgs),
     /// Simulated buffer requests per wall-clock second on one core.

@@ -186,15 +186,16 @@ fn build(name: &str, full: bool, seed: u64) -> Result<Experiment, String> {
                 },
                 (false, true) => Scale {
                     divisor: 20,
-                    warmup_us: 40 * SECOND_US,
-                    duration_us: 30 * SECOND_US,
-                    report_interval_us: 5 * SECOND_US,
+                    warmup_us: 15 * SECOND_US,
+                    duration_us: 10 * SECOND_US,
+                    report_interval_us: 2 * SECOND_US,
                 },
                 (false, false) => Scale {
                     divisor: 20,
-                    warmup_us: 120 * SECOND_US,
-                    duration_us: 60 * SECOND_US,
-                    report_interval_us: 10 * SECOND_US,
+                    // 2 h / 20: HDD runs are cheap to simulate (few I/Os per second).
+                    warmup_us: 360 * SECOND_US,
+                    duration_us: 600 * SECOND_US,
+                    report_interval_us: 60 * SECOND_US,
                 },
             };
             let points = [1u64, 2, 4, 8]
@@ -235,9 +236,9 @@ fn build(name: &str, full: bool, seed: u64) -> Result<Experiment, String> {
             } else {
                 Scale {
                     divisor: 20,
-                    warmup_us: 40 * SECOND_US,
-                    duration_us: 30 * SECOND_US,
-                    report_interval_us: 5 * SECOND_US,
+                    warmup_us: 15 * SECOND_US,
+                    duration_us: 10 * SECOND_US,
+                    report_interval_us: 2 * SECOND_US,
                 }
             };
             let points = [10u64, 100, 1000]
@@ -284,9 +285,9 @@ fn build(name: &str, full: bool, seed: u64) -> Result<Experiment, String> {
             } else {
                 Scale {
                     divisor: 20,
-                    warmup_us: 40 * SECOND_US,
-                    duration_us: 30 * SECOND_US,
-                    report_interval_us: 5 * SECOND_US,
+                    warmup_us: 15 * SECOND_US,
+                    duration_us: 10 * SECOND_US,
+                    report_interval_us: 2 * SECOND_US,
                 }
             };
             let points = [1u32, 10, 100, 1000]
@@ -329,9 +330,9 @@ fn build(name: &str, full: bool, seed: u64) -> Result<Experiment, String> {
             } else {
                 Scale {
                     divisor: 5,
-                    warmup_us: 60 * SECOND_US,
-                    duration_us: 120 * SECOND_US,
-                    report_interval_us: 10 * SECOND_US,
+                    warmup_us: 240 * SECOND_US,
+                    duration_us: 480 * SECOND_US,
+                    report_interval_us: 30 * SECOND_US,
                 }
             };
             // The paper's trace database has 50 warehouses (§4.2); it gives
