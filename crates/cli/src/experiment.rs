@@ -400,7 +400,7 @@ pub fn command(args: &ExperimentArgs) -> Result<(), String> {
         for (name, about) in EXPERIMENTS {
             let scaled = build(name, false, args.seed)?;
             println!("{name:<14}  {about}");
-            println!("{:<14}  default: {}", "", scaled.scale);
+            println!("{:<14}  {}", "", scaled.scale);
         }
         return Ok(());
     }
