@@ -1,0 +1,251 @@
+//! The command-line grammar (clap derive) and its translation into a
+//! [`SimConfig`].
+//!
+//! Sizes and durations are taken as text and parsed here, not by clap, so a
+//! bad value gives one line naming the flag and what is accepted
+//! (`error: --buffer-pool 12QB: unknown size unit ...`) instead of clap's
+//! multi-line usage block. Everything else the simulator checks itself
+//! (`SimConfig::validate`, whose errors start with the flag name).
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use flushwise_sim::units::{parse_duration_us, parse_size_bytes};
+use flushwise_sim::{SimConfig, WorkloadSpec};
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "flushwise",
+    version,
+    args_override_self = true,
+    about = "Buffer-pool flushing policies: simulate, compare, reproduce the papers' experiments"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// The deterministic simulator.
+    #[command(subcommand)]
+    Sim(SimCommand),
+    /// Page-reference traces: record, export, inspect.
+    #[command(subcommand)]
+    Trace(TraceCommand),
+}
+
+#[derive(Subcommand, Debug)]
+pub enum SimCommand {
+    /// One run of one policy.
+    Run(Box<RunArgs>),
+    /// The same run for several policies, side by side.
+    Compare(Box<CompareArgs>),
+    /// A paper experiment's grid (`list` shows them).
+    Experiment(ExperimentArgs),
+    /// Simulated buffer requests per wall-clock second on one core.
+    Bench(BenchArgs),
+}
+
+#[derive(Subcommand, Debug)]
+pub enum TraceCommand {
+    /// Writes a TPC-C model trace in the flushwise format.
+    RecordModel(RecordModelArgs),
+    /// Exports a trace to libCacheSim's oracleGeneral binary format.
+    OracleGeneral(OracleGeneralArgs),
+    /// Prints a trace's header and record counts; checks it end to end.
+    Info(InfoArgs),
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WorkloadKind {
+    Tpcc,
+    Trace,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OutputFormat {
+    Table,
+    Json,
+    Csv,
+}
+
+/// Flags shared by `sim run` and `sim compare`. Defaults finish in seconds.
+#[derive(Args, Debug, Clone)]
+pub struct SimArgs {
+    #[arg(long, value_enum, default_value = "tpcc")]
+    pub workload: WorkloadKind,
+    /// Trace file to replay (with --workload trace).
+    #[arg(long, value_name = "FILE")]
+    pub trace: Option<PathBuf>,
+    /// TPC-C scale factor.
+    #[arg(long, default_value_t = 10)]
+    pub warehouses: u32,
+    /// Database connections (agents); a trace brings its own.
+    #[arg(long, default_value_t = 20)]
+    pub connections: u32,
+    /// Buffer pool size, e.g. 64MiB, 1G.
+    #[arg(long, value_name = "SIZE", default_value = "64MiB")]
+    pub buffer_pool: String,
+    /// Redo log capacity (all log files together).
+    #[arg(long, value_name = "SIZE", default_value = "256MiB")]
+    pub redo: String,
+    #[arg(long, value_name = "BYTES", default_value = "16384")]
+    pub page_size: String,
+    /// Data device: ssd, hdd, constant or a preset (samsung-850-pro, nvme-generic, wd-1tb-7200, db2-table3).
+    #[arg(long, default_value = "ssd")]
+    pub device: String,
+    /// Redo log device (default: the same model as --device, a separate disk).
+    #[arg(long)]
+    pub log_device: Option<String>,
+    /// Simulated warm-up excluded from the measurement, e.g. 30s, 5m.
+    #[arg(long, value_name = "DURATION", default_value = "5s")]
+    pub warmup: String,
+    /// Simulated measured time.
+    #[arg(long, value_name = "DURATION", default_value = "15s")]
+    pub duration: String,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// CPU cores of the simulated server; 0 = unlimited.
+    #[arg(long, default_value_t = 8)]
+    pub cpu_cores: u32,
+    #[arg(long, value_name = "DURATION", default_value = "5s")]
+    pub report_interval: String,
+    #[arg(long, value_enum, default_value = "table")]
+    pub output: OutputFormat,
+    /// Also write the interval rows as CSV to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub intervals: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    #[command(flatten)]
+    pub sim: SimArgs,
+    #[arg(long, default_value = "self-tuning")]
+    pub policy: String,
+    /// Write the policy decision log as CSV to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub decisions: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub struct CompareArgs {
+    #[command(flatten)]
+    pub sim: SimArgs,
+    /// Comma-separated policy names; the first is the ratio baseline
+    /// (default: every registered policy).
+    #[arg(long, value_delimiter = ',')]
+    pub policies: Vec<String>,
+    /// Runs in parallel (default: available cores).
+    #[arg(long)]
+    pub jobs: Option<usize>,
+}
+
+#[derive(Args, Debug)]
+pub struct ExperimentArgs {
+    /// 000-exp1-ssd, 000-exp1-hdd, 000-exp2, 000-exp3, 002-table4, or list.
+    pub name: String,
+    /// Paper scale (hours of simulation) instead of the scaled default.
+    #[arg(long)]
+    pub full: bool,
+    #[arg(long, value_name = "DIR", default_value = "results")]
+    pub out: PathBuf,
+    /// Runs in parallel (default: available cores).
+    #[arg(long)]
+    pub jobs: Option<usize>,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+}
+
+#[derive(Args, Debug)]
+pub struct BenchArgs {
+    /// Buffer requests (page fixes) per measurement.
+    #[arg(long, default_value_t = 2_000_000)]
+    pub requests: u64,
+}
+
+#[derive(Args, Debug)]
+pub struct RecordModelArgs {
+    #[arg(long, default_value_t = 10)]
+    pub warehouses: u32,
+    #[arg(long, default_value_t = 20)]
+    pub connections: u32,
+    #[arg(long, default_value_t = 10_000)]
+    pub transactions: u64,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    #[arg(long, value_name = "BYTES", default_value = "16384")]
+    pub page_size: String,
+    #[arg(long, value_name = "FILE")]
+    pub out: PathBuf,
+}
+
+#[derive(Args, Debug)]
+pub struct OracleGeneralArgs {
+    #[arg(value_name = "IN")]
+    pub input: PathBuf,
+    #[arg(value_name = "OUT")]
+    pub output: PathBuf,
+}
+
+#[derive(Args, Debug)]
+pub struct InfoArgs {
+    pub file: PathBuf,
+}
+
+/// Parses a size flag; the error names the flag.
+pub fn size_flag(flag: &str, text: &str) -> Result<u64, String> {
+    parse_size_bytes(text).map_err(|e| format!("{flag} {text}: {e}"))
+}
+
+/// Parses a duration flag; the error names the flag.
+pub fn duration_flag(flag: &str, text: &str) -> Result<u64, String> {
+    parse_duration_us(text).map_err(|e| format!("{flag} {text}: {e}"))
+}
+
+/// A page size: a size that fits in 32 bits (the simulator checks the range).
+pub fn page_size_flag(text: &str) -> Result<u32, String> {
+    let bytes = size_flag("--page-size", text)?;
+    u32::try_from(bytes).map_err(|_| format!("--page-size {text}: a power of two from 4096 to 65536 bytes is accepted"))
+}
+
+impl SimArgs {
+    /// The simulator configuration these flags describe, for `policy`.
+    pub fn to_config(&self, policy: &str) -> Result<SimConfig, String> {
+        let workload = match (self.workload, &self.trace) {
+            (WorkloadKind::Tpcc, None) => WorkloadSpec::Tpcc {
+                warehouses: self.warehouses,
+            },
+            (WorkloadKind::Tpcc, Some(_)) => {
+                return Err("--trace is only accepted with --workload trace".into());
+            }
+            (WorkloadKind::Trace, Some(path)) => WorkloadSpec::Trace { path: path.clone() },
+            (WorkloadKind::Trace, None) => {
+                return Err(
+                    "--workload trace needs --trace FILE (a flushwise trace, see `flushwise trace record-model`)"
+                        .into(),
+                )
+            }
+        };
+        let config = SimConfig {
+            workload,
+            connections: self.connections,
+            buffer_pool_bytes: size_flag("--buffer-pool", &self.buffer_pool)?,
+            redo_bytes: size_flag("--redo", &self.redo)?,
+            page_size_bytes: page_size_flag(&self.page_size)?,
+            data_device: self.device.clone(),
+            log_device: self.log_device.clone().unwrap_or_else(|| self.device.clone()),
+            policy: policy.to_string(),
+            warmup_us: duration_flag("--warmup", &self.warmup)?,
+            duration_us: duration_flag("--duration", &self.duration)?,
+            seed: self.seed,
+            cpu_cores: self.cpu_cores,
+            report_interval_us: duration_flag("--report-interval", &self.report_interval)?,
+            ..SimConfig::default()
+        };
+        config.validate()?;
+        Ok(config)
+    }
+}

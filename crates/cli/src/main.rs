@@ -1,0 +1,48 @@
+//! `flushwise`: the command line over the simulator and the trace tools.
+//!
+//! - `sim run`: one policy, one configuration;
+//! - `sim compare`: the same configuration per policy, side by side;
+//! - `sim experiment`: the papers' experiment grids, scaled or full;
+//! - `sim bench`: simulated buffer requests per wall-clock second;
+//! - `trace record-model | oracle-general | info`.
+//!
+//! Conventions: any bad input prints one line `error: <message>` naming the
+//! flag and what is accepted, and exits 2 (clap's own usage errors exit 2
+//! too). Every run prints its seed, config hash and commit before it starts:
+//! to stdout for tables, to stderr for json/csv so stdout stays
+//! machine-readable.
+
+mod args;
+mod bench;
+mod experiment;
+mod output;
+mod runner;
+mod sim_cmd;
+mod trace_cmd;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use args::{Cli, Command, SimCommand, TraceCommand};
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let outcome = match cli.command {
+        Command::Sim(SimCommand::Run(a)) => sim_cmd::run(&a),
+        Command::Sim(SimCommand::Compare(a)) => sim_cmd::compare(&a),
+        Command::Sim(SimCommand::Experiment(a)) => experiment::command(&a),
+        Command::Sim(SimCommand::Bench(a)) => bench::command(&a),
+        Command::Trace(TraceCommand::RecordModel(a)) => trace_cmd::record_model(&a),
+        Command::Trace(TraceCommand::OracleGeneral(a)) => trace_cmd::oracle_general(&a),
+        Command::Trace(TraceCommand::Info(a)) => trace_cmd::info(&a),
+    };
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            // One line, whatever the message carried.
+            eprintln!("error: {}", message.replace('\n', " "));
+            ExitCode::from(2)
+        }
+    }
+}

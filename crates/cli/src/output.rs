@@ -1,0 +1,299 @@
+//! Rendering results: flat CSV rows, one-line JSON, and readable tables.
+//!
+//! A result is flattened from its serde form so that CSV columns follow the
+//! JSON contract's names: scalars keep their field name, the policy's
+//! parameters become `param_<name>`, latency summaries become
+//! `latency_<txn_type>_<field>`. Rows of different runs may have different
+//! columns (policies have different parameters): [`Csv`] takes the union in
+//! first-seen order and leaves a cell empty where a run has no value.
+
+use std::fmt::Write as _;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use flushwise_sim::{IntervalRow, RunResult};
+
+/// A value's cell text: numbers and booleans as JSON writes them, strings raw.
+fn cell(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.clone(),
+        Value::Null => String::new(),
+        other => other.to_string(),
+    }
+}
+
+/// Flattens one serializable record into (column, cell) pairs.
+pub fn flatten(record: &impl Serialize) -> Vec<(String, String)> {
+    let value = serde_json::to_value(record).unwrap_or(Value::Null);
+    let mut out = Vec::new();
+    let Value::Object(map) = value else {
+        return out;
+    };
+    for (key, value) in map {
+        match (key.as_str(), value) {
+            ("final_parameters" | "parameters", Value::Array(pairs)) => {
+                for pair in pairs {
+                    if let Value::Array(kv) = pair {
+                        if let [Value::String(name), v] = kv.as_slice() {
+                            out.push((format!("param_{name}"), cell(v)));
+                        }
+                    }
+                }
+            }
+            ("latency", Value::Array(summaries)) => {
+                for summary in summaries {
+                    let Value::Object(fields) = summary else { continue };
+                    let txn = fields.get("txn_type").map(cell).unwrap_or_default();
+                    for (field, v) in fields.iter().filter(|(f, _)| f.as_str() != "txn_type") {
+                        out.push((format!("latency_{txn}_{field}"), cell(v)));
+                    }
+                }
+            }
+            (_, v @ (Value::Array(_) | Value::Object(_))) => out.push((key, v.to_string())),
+            (_, v) => out.push((key, cell(&v))),
+        }
+    }
+    out
+}
+
+/// An interval row's cells, with the commit (every output row carries
+/// config hash, seed and commit, STYLE.md §5).
+pub fn flatten_interval(row: &IntervalRow, commit: &str) -> Vec<(String, String)> {
+    let mut cells = flatten(row);
+    cells.push(("commit".into(), commit.into()));
+    cells
+}
+
+/// A CSV table whose header is the union of its rows' columns.
+#[derive(Default)]
+pub struct Csv {
+    columns: Vec<String>,
+    rows: Vec<Vec<(String, String)>>,
+}
+
+impl Csv {
+    pub fn push(&mut self, row: Vec<(String, String)>) {
+        for (column, _) in &row {
+            if !self.columns.contains(column) {
+                self.columns.push(column.clone());
+            }
+        }
+        self.rows.push(row);
+    }
+
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        let header: Vec<String> = self.columns.iter().map(|c| quote(c)).collect();
+        out.push_str(&header.join(","));
+        out.push('\n');
+        for row in &self.rows {
+            let cells: Vec<String> = self
+                .columns
+                .iter()
+                .map(|c| {
+                    row.iter()
+                        .find(|(k, _)| k == c)
+                        .map(|(_, v)| quote(v))
+                        .unwrap_or_default()
+                })
+                .collect();
+            out.push_str(&cells.join(","));
+            out.push('\n');
+        }
+        out
+    }
+}
+
+/// RFC 4180 quoting where needed.
+pub fn quote(text: &str) -> String {
+    if text.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", text.replace('"', "\"\""))
+    } else {
+        text.to_string()
+    }
+}
+
+/// Left-aligned first column, right-aligned others, two spaces apart.
+pub fn render_table(header: &[String], rows: &[Vec<String>]) -> String {
+    let columns = header.len();
+    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
+    for row in rows {
+        for (i, c) in row.iter().enumerate().take(columns) {
+            widths[i] = widths[i].max(c.chars().count());
+        }
+    }
+    let mut out = String::new();
+    let line = |cells: &[String], out: &mut String| {
+        let mut text = String::new();
+        for (i, c) in cells.iter().enumerate().take(columns) {
+            if i > 0 {
+                text.push_str("  ");
+            }
+            if i == 0 {
+                let _ = write!(text, "{c:<w$}", w = widths[i]);
+            } else {
+                let _ = write!(text, "{c:>w$}", w = widths[i]);
+            }
+        }
+        out.push_str(text.trim_end());
+        out.push('\n');
+    };
+    line(header, &mut out);
+    let rule: Vec<String> = widths.iter().map(|w| "-".repeat(*w)).collect();
+    line(&rule, &mut out);
+    for row in rows {
+        line(row, &mut out);
+    }
+    out
+}
+
+/// "name=value, ..." for a policy's parameters.
+pub fn parameters_text(parameters: &[(String, f64)]) -> String {
+    parameters
+        .iter()
+        .map(|(k, v)| format!("{k}={}", short_number(*v)))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Integers without decimals, others with up to 3 significant decimals.
+pub fn short_number(v: f64) -> String {
+    if v.fract() == 0.0 && v.abs() < 1e15 {
+        format!("{v:.0}")
+    } else if v.abs() >= 100.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.3}")
+    }
+}
+
+/// The human-readable summary of one run plus its interval rows.
+pub fn run_table(result: &RunResult, rows: &[IntervalRow]) -> String {
+    let f = &result.figures;
+    let mut out = String::new();
+    let kv: Vec<(&str, String)> = vec![
+        ("policy", result.policy.clone()),
+        ("workload", result.workload.clone()),
+        (
+            "device / log device",
+            format!("{} / {}", result.device, result.log_device),
+        ),
+        (
+            "buffer pool / redo",
+            format!(
+                "{} / {} ({} of the database's {})",
+                flushwise_sim::units::format_bytes(result.buffer_pool_bytes),
+                flushwise_sim::units::format_bytes(result.redo_bytes),
+                format_args!(
+                    "{:.2}%",
+                    100.0 * result.buffer_pool_bytes as f64 / result.database_bytes.max(1) as f64
+                ),
+                flushwise_sim::units::format_bytes(result.database_bytes)
+            ),
+        ),
+        ("connections", result.connections.to_string()),
+        ("NOPM / TPM total", format!("{:.0} / {:.0}", f.nopm, f.tpm_total)),
+        ("reads / async writes", format!("{} / {}", f.reads, f.async_writes)),
+        (
+            "sync writes (replacement / recoverability)",
+            format!(
+                "{} / {} ({:.2}% of writes)",
+                f.sync_replacement_writes, f.sync_recoverability_writes, f.sync_write_pct
+            ),
+        ),
+        ("I/O per transaction", format!("{:.2}", f.io_per_txn)),
+        ("hit ratio", format!("{:.4}", f.hit_ratio)),
+        ("dirty pages (avg)", format!("{:.1}%", result.dirty_pct_avg)),
+        ("wait free", f.wait_free.to_string()),
+        ("final parameters", parameters_text(&result.final_parameters)),
+        (
+            "simulated / wall",
+            format!(
+                "{:.0} s / {:.2} s ({:.0} requests/s)",
+                result.simulated_seconds, result.wall_seconds, result.requests_per_second
+            ),
+        ),
+    ];
+    let width = kv.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
+    for (k, v) in kv {
+        let _ = writeln!(out, "{k:<width$}  {v}");
+    }
+    if !result.latency.is_empty() {
+        out.push('\n');
+        let header: Vec<String> = ["txn", "count", "p50 ms", "p90 ms", "p99 ms", "max ms"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let ms = |us: u64| format!("{:.2}", us as f64 / 1000.0);
+        let body: Vec<Vec<String>> = result
+            .latency
+            .iter()
+            .map(|l| {
+                vec![
+                    l.txn_type.clone(),
+                    l.count.to_string(),
+                    ms(l.p50_us),
+                    ms(l.p90_us),
+                    ms(l.p99_us),
+                    ms(l.max_us),
+                ]
+            })
+            .collect();
+        out.push_str(&render_table(&header, &body));
+    }
+    if !rows.is_empty() {
+        out.push('\n');
+        let header: Vec<String> = [
+            "time s",
+            "NOPM",
+            "reads",
+            "async wr",
+            "sync repl",
+            "sync rec",
+            "sync %",
+            "hit",
+            "dirty %",
+            "free",
+            "parameters",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let body: Vec<Vec<String>> = rows
+            .iter()
+            .map(|r| {
+                vec![
+                    format!("{:.0}{}", r.time_s, if r.warmup { " (warm-up)" } else { "" }),
+                    format!("{:.0}", r.figures.nopm),
+                    r.figures.reads.to_string(),
+                    r.figures.async_writes.to_string(),
+                    r.figures.sync_replacement_writes.to_string(),
+                    r.figures.sync_recoverability_writes.to_string(),
+                    format!("{:.2}", r.figures.sync_write_pct),
+                    format!("{:.4}", r.figures.hit_ratio),
+                    format!("{:.1}", r.dirty_pct),
+                    r.free_pages.to_string(),
+                    parameters_text(&r.parameters),
+                ]
+            })
+            .collect();
+        out.push_str(&render_table(&header, &body));
+    }
+    out
+}
+
+/// Coefficient of variation of NOPM over the measured interval rows
+/// (Wang & Bunt Table 4's C.O.V.); 0 with fewer than two intervals.
+pub fn nopm_cov(rows: &[IntervalRow]) -> f64 {
+    let values: Vec<f64> = rows.iter().filter(|r| !r.warmup).map(|r| r.figures.nopm).collect();
+    if values.len() < 2 {
+        return 0.0;
+    }
+    let mean = values.iter().sum::<f64>() / values.len() as f64;
+    if mean == 0.0 {
+        return 0.0;
+    }
+    let var = values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / values.len() as f64;
+    var.sqrt() / mean
+}

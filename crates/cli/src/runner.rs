@@ -1,0 +1,107 @@
+//! Running simulations: one at a time with a progress bar, or many on a few
+//! threads.
+//!
+//! Each run is a pure function of its configuration (the simulator has one
+//! seeded PRNG and no wall clock in the model), so running a grid on threads
+//! changes nothing but the wall time: results are placed by index, never by
+//! completion order. Progress bars go to stderr only when stderr is a
+//! terminal, so piped output is never interleaved with bar redraws.
+
+use std::io::IsTerminal;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use flushwise_core::Decision;
+use flushwise_sim::{IntervalRow, RunResult, SimConfig, Simulation};
+
+/// The commit every result carries (set by build.rs).
+pub const COMMIT: &str = env!("FLUSHWISE_COMMIT");
+
+/// What one run leaves behind.
+pub struct RunOutput {
+    pub result: RunResult,
+    pub rows: Vec<IntervalRow>,
+    pub decisions: Vec<Decision>,
+    pub decisions_dropped: u64,
+}
+
+/// Progress bars only when a person is watching stderr.
+pub fn progress_enabled() -> bool {
+    std::io::stderr().is_terminal()
+}
+
+fn bar(label: &str) -> ProgressBar {
+    let bar = ProgressBar::with_draw_target(Some(1000), ProgressDrawTarget::stderr());
+    let style = ProgressStyle::with_template("{prefix:>24} [{bar:30}] {percent:>3}% {elapsed}/{eta}")
+        .unwrap_or_else(|_| ProgressStyle::default_bar())
+        .progress_chars("=> ");
+    bar.set_style(style);
+    bar.set_prefix(label.to_string());
+    bar
+}
+
+/// Runs one configuration; `bar` (if any) follows the simulated time.
+pub fn run_one(config: SimConfig, bar: Option<&ProgressBar>) -> Result<RunOutput, String> {
+    let mut sim = Simulation::new(config, COMMIT)?;
+    let result = sim.run(|fraction| {
+        if let Some(bar) = bar {
+            bar.set_position((fraction * 1000.0) as u64);
+        }
+    })?;
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    let rows = sim.rows().to_vec();
+    let decisions = sim.decisions().entries().cloned().collect();
+    let decisions_dropped = sim.decisions().dropped();
+    Ok(RunOutput {
+        result,
+        rows,
+        decisions,
+        decisions_dropped,
+    })
+}
+
+/// Runs one configuration with a progress bar when stderr is a terminal.
+pub fn run_with_progress(config: SimConfig, label: &str) -> Result<RunOutput, String> {
+    let bar = progress_enabled().then(|| bar(label));
+    run_one(config, bar.as_ref())
+}
+
+/// Default parallelism: the machine's cores.
+pub fn default_jobs() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// Runs every configuration on up to `jobs` threads; results in input order.
+pub fn run_many(configs: Vec<(String, SimConfig)>, jobs: usize) -> Vec<Result<RunOutput, String>> {
+    let n = configs.len();
+    let jobs = jobs.clamp(1, n.max(1));
+    let multi = progress_enabled().then(MultiProgress::new);
+    let next = AtomicUsize::new(0);
+    let slots: Vec<Mutex<Option<Result<RunOutput, String>>>> = (0..n).map(|_| Mutex::new(None)).collect();
+    std::thread::scope(|scope| {
+        for _ in 0..jobs {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some((label, config)) = configs.get(i) else { break };
+                let bar = multi.as_ref().map(|m| m.add(bar(label)));
+                let out = run_one(config.clone(), bar.as_ref());
+                if let Ok(mut slot) = slots[i].lock() {
+                    *slot = Some(out);
+                }
+            });
+        }
+    });
+    slots
+        .into_iter()
+        .map(|slot| {
+            slot.into_inner()
+                .ok()
+                .flatten()
+                .unwrap_or_else(|| Err("a simulation thread panicked".to_string()))
+        })
+        .collect()
+}

@@ -1,0 +1,196 @@
+//! `sim run` and `sim compare`.
+
+use std::fs;
+use std::io::Write;
+use std::path::Path;
+
+use flushwise_core::policy;
+use flushwise_sim::SimConfig;
+
+use crate::args::{CompareArgs, OutputFormat, RunArgs, SimArgs};
+use crate::output::{self, Csv};
+use crate::runner::{self, RunOutput, COMMIT};
+
+/// The run banner: where it goes depends on the output format.
+pub fn banner(format: OutputFormat, config: &SimConfig) {
+    let line = format!(
+        "flushwise sim: seed={} config_hash={} commit={} policy={}",
+        config.seed,
+        config.config_hash(),
+        COMMIT,
+        config.policy
+    );
+    match format {
+        OutputFormat::Table => println!("{line}"),
+        OutputFormat::Json | OutputFormat::Csv => eprintln!("{line}"),
+    }
+}
+
+pub fn write_file(path: &Path, text: &str, flag: &str) -> Result<(), String> {
+    fs::write(path, text).map_err(|e| format!("{flag} {}: cannot write: {e}", path.display()))
+}
+
+fn write_intervals(sim: &SimArgs, outputs: &[&RunOutput]) -> Result<(), String> {
+    if let Some(path) = &sim.intervals {
+        let mut csv = Csv::default();
+        for out in outputs {
+            for row in &out.rows {
+                csv.push(output::flatten_interval(row, COMMIT));
+            }
+        }
+        write_file(path, &csv.render(), "--intervals")?;
+    }
+    Ok(())
+}
+
+fn print_stdout(text: &str) -> Result<(), String> {
+    let mut stdout = std::io::stdout().lock();
+    // A closed pipe (e.g. `| head`) is not an input error; stop quietly.
+    let _ = stdout.write_all(text.as_bytes());
+    let _ = stdout.flush();
+    Ok(())
+}
+
+pub fn run(args: &RunArgs) -> Result<(), String> {
+    let mut config = args.sim.to_config(&args.policy)?;
+    config.decision_log = args.decisions.is_some();
+    banner(args.sim.output, &config);
+    let out = runner::run_with_progress(config, &args.policy)?;
+    if let Some(path) = &args.decisions {
+        let mut text = String::from("time_us,policy,cleaner,rule,detail\n");
+        for d in &out.decisions {
+            text.push_str(&format!(
+                "{},{},{},{},{}\n",
+                d.time_us,
+                output::quote(d.policy),
+                d.cleaner,
+                output::quote(d.rule),
+                output::quote(&d.detail)
+            ));
+        }
+        write_file(path, &text, "--decisions")?;
+        if out.decisions_dropped > 0 {
+            eprintln!(
+                "note: the decision log kept the newest {} decisions and dropped {} older ones",
+                out.decisions.len(),
+                out.decisions_dropped
+            );
+        }
+    }
+    write_intervals(&args.sim, &[&out])?;
+    let text = match args.sim.output {
+        OutputFormat::Json => format!("{}\n", json_line(&out)?),
+        OutputFormat::Csv => {
+            let mut csv = Csv::default();
+            csv.push(output::flatten(&out.result));
+            csv.render()
+        }
+        OutputFormat::Table => output::run_table(&out.result, &out.rows),
+    };
+    print_stdout(&text)
+}
+
+fn json_line(out: &RunOutput) -> Result<String, String> {
+    serde_json::to_string(&out.result).map_err(|e| format!("cannot render the result as JSON: {e}"))
+}
+
+/// Policy names from `--policies`; every name must be registered.
+fn policy_list(args: &CompareArgs) -> Result<Vec<String>, String> {
+    let names: Vec<String> = if args.policies.is_empty() {
+        policy::POLICY_NAMES.iter().map(|s| s.to_string()).collect()
+    } else {
+        args.policies
+            .iter()
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty())
+            .collect()
+    };
+    if names.is_empty() {
+        return Err(format!(
+            "--policies: give at least one policy; accepted policies are {}",
+            policy::POLICY_NAMES.join(", ")
+        ));
+    }
+    for name in &names {
+        policy::build(name).map_err(|e| format!("--policies: {e}"))?;
+    }
+    Ok(names)
+}
+
+pub fn compare(args: &CompareArgs) -> Result<(), String> {
+    let names = policy_list(args)?;
+    // Every configuration is validated before anything runs.
+    let configs: Vec<(String, SimConfig)> = names
+        .iter()
+        .map(|name| args.sim.to_config(name).map(|c| (name.clone(), c)))
+        .collect::<Result<_, _>>()?;
+    for (_, config) in &configs {
+        banner(args.sim.output, config);
+    }
+    let jobs = args.jobs.unwrap_or_else(runner::default_jobs);
+    let outputs: Vec<RunOutput> = runner::run_many(configs, jobs).into_iter().collect::<Result<_, _>>()?;
+    let refs: Vec<&RunOutput> = outputs.iter().collect();
+    write_intervals(&args.sim, &refs)?;
+    let text = match args.sim.output {
+        OutputFormat::Json => {
+            let mut text = String::new();
+            for out in &outputs {
+                text.push_str(&json_line(out)?);
+                text.push('\n');
+            }
+            text
+        }
+        OutputFormat::Csv => {
+            let mut csv = Csv::default();
+            for out in &outputs {
+                csv.push(output::flatten(&out.result));
+            }
+            csv.render()
+        }
+        OutputFormat::Table => compare_table(&outputs),
+    };
+    print_stdout(&text)
+}
+
+/// Policy, NOPM, ratio to the first policy, and the figures behind it.
+pub fn compare_table(outputs: &[RunOutput]) -> String {
+    let base = outputs.first().map_or(0.0, |o| o.result.figures.nopm);
+    let header: Vec<String> = [
+        "policy",
+        "NOPM",
+        "ratio",
+        "sync_write_pct",
+        "io_per_txn",
+        "hit_ratio",
+        "dirty_pct_avg",
+        "final parameters",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let rows: Vec<Vec<String>> = outputs
+        .iter()
+        .map(|o| {
+            let r = &o.result;
+            vec![
+                r.policy.clone(),
+                format!("{:.0}", r.figures.nopm),
+                ratio_text(r.figures.nopm, base),
+                format!("{:.2}", r.figures.sync_write_pct),
+                format!("{:.2}", r.figures.io_per_txn),
+                format!("{:.4}", r.figures.hit_ratio),
+                format!("{:.1}", r.dirty_pct_avg),
+                output::parameters_text(&r.final_parameters),
+            ]
+        })
+        .collect();
+    output::render_table(&header, &rows)
+}
+
+pub fn ratio_text(value: f64, base: f64) -> String {
+    if base > 0.0 {
+        format!("{:.2}x", value / base)
+    } else {
+        "n/a".to_string()
+    }
+}
