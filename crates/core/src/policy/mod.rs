@@ -241,10 +241,78 @@ pub const POLICY_NAMES: &[&str] = &[
     "innodb-adaptive-flushing",
 ];
 
-/// Builds a policy by name with its default configuration for a pool of
-/// `frames` frames.
-pub fn build(name: &str) -> Result<Box<dyn FlushPolicy>, String> {
-    registry(name).ok_or_else(|| {
+/// Parameters given after a policy name: `name:key=value,key=value`.
+///
+/// Each policy takes the keys it documents; an unknown key or a bad value is
+/// an error naming the key and what is accepted.
+pub struct PolicyParams {
+    name: String,
+    pairs: Vec<(String, String)>,
+    used: Vec<bool>,
+}
+
+impl PolicyParams {
+    fn parse(spec: &str) -> Result<(String, PolicyParams), String> {
+        let (name, rest) = match spec.split_once(':') {
+            Some((n, r)) => (n.trim(), r),
+            None => (spec.trim(), ""),
+        };
+        let mut pairs = Vec::new();
+        for item in rest.split(',').map(str::trim).filter(|i| !i.is_empty()) {
+            let (k, v) = item
+                .split_once('=')
+                .ok_or_else(|| format!("policy '{spec}': parameter '{item}' must be key=value"))?;
+            pairs.push((k.trim().to_string(), v.trim().to_string()));
+        }
+        let used = vec![false; pairs.len()];
+        Ok((
+            name.to_string(),
+            PolicyParams {
+                name: name.to_string(),
+                pairs,
+                used,
+            },
+        ))
+    }
+
+    /// The value of `key` parsed as `T`, or `default`.
+    pub fn get<T: std::str::FromStr>(&mut self, key: &str, default: T) -> Result<T, String> {
+        match self.pairs.iter().position(|(k, _)| k == key) {
+            None => Ok(default),
+            Some(i) => {
+                self.used[i] = true;
+                self.pairs[i]
+                    .1
+                    .parse()
+                    .map_err(|_| format!("policy {}: bad value '{}' for {key}", self.name, self.pairs[i].1))
+            }
+        }
+    }
+
+    /// Fails on any key the policy did not read, listing the accepted ones.
+    fn finish(&self, accepted: &[&str]) -> Result<(), String> {
+        for (i, (k, _)) in self.pairs.iter().enumerate() {
+            if !self.used[i] {
+                return Err(format!(
+                    "policy {}: unknown parameter '{k}': accepted parameters are {}",
+                    self.name,
+                    if accepted.is_empty() {
+                        "none".to_string()
+                    } else {
+                        accepted.join(", ")
+                    }
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Builds a policy from `name` or `name:key=value,...` (see each policy's
+/// accepted keys in [`registry`]), with defaults for everything not given.
+pub fn build(spec: &str) -> Result<Box<dyn FlushPolicy>, String> {
+    let (name, mut params) = PolicyParams::parse(spec)?;
+    registry(&name, &mut params)?.ok_or_else(|| {
         format!(
             "unknown policy '{name}': accepted policies are {}",
             POLICY_NAMES.join(", ")
@@ -252,24 +320,88 @@ pub fn build(name: &str) -> Result<Box<dyn FlushPolicy>, String> {
     })
 }
 
-fn registry(name: &str) -> Option<Box<dyn FlushPolicy>> {
-    Some(match name {
-        "mysql56" => Box::new(mysql56::Mysql56::new(mysql56::Mysql56Config::default())),
-        "percona56" => Box::new(percona56::Percona56::new(percona56::Percona56Config::default())),
-        "self-tuning" => Box::new(self_tuning::SelfTuning::new(self_tuning::SelfTuningConfig::default())),
-        "db2" => Box::new(db2::Db2::new(db2::Db2Config::default())),
-        "db2-aiop" => Box::new(db2_aiop::Db2Aiop::new(db2_aiop::Db2AiopConfig::default())),
-        "adaptive-checkpoint-reflex" => Box::new(adaptive_checkpoint::AdaptiveCheckpoint::new(
-            adaptive_checkpoint::AdaptiveCheckpointConfig::reflex(),
-        )),
-        "adaptive-checkpoint-estimate" => Box::new(adaptive_checkpoint::AdaptiveCheckpoint::new(
-            adaptive_checkpoint::AdaptiveCheckpointConfig::estimate(),
-        )),
-        "innodb-adaptive-flushing" => Box::new(innodb_plugin::InnodbPlugin::new(
-            innodb_plugin::InnodbPluginConfig::default(),
-        )),
-        _ => return None,
-    })
+fn registry(name: &str, p: &mut PolicyParams) -> Result<Option<Box<dyn FlushPolicy>>, String> {
+    let policy: Box<dyn FlushPolicy> = match name {
+        "mysql56" => {
+            let d = mysql56::Mysql56Config::default();
+            let config = mysql56::Mysql56Config {
+                lru_scan_depth: p.get("lru_scan_depth", d.lru_scan_depth)?,
+                io_capacity: p.get("io_capacity", d.io_capacity)?,
+                io_capacity_max: p.get::<u32>("io_capacity_max", 0).map(|v| (v > 0).then_some(v))?,
+                ..d
+            };
+            p.finish(&["lru_scan_depth", "io_capacity", "io_capacity_max"])?;
+            Box::new(mysql56::Mysql56::new(config))
+        }
+        "percona56" => {
+            let d = percona56::Percona56Config::default();
+            let config = percona56::Percona56Config {
+                lru_scan_depth: p.get("lru_scan_depth", d.lru_scan_depth)?,
+                io_capacity: p.get("io_capacity", d.io_capacity)?,
+                ..d
+            };
+            p.finish(&["lru_scan_depth", "io_capacity"])?;
+            Box::new(percona56::Percona56::new(config))
+        }
+        "self-tuning" => {
+            let d = self_tuning::SelfTuningConfig::default();
+            let config = self_tuning::SelfTuningConfig {
+                initial_lru_scan_depth: p.get("lru_scan_depth", d.initial_lru_scan_depth)?,
+                initial_io_capacity: p.get("io_capacity", d.initial_io_capacity)?,
+                ..d
+            };
+            p.finish(&["lru_scan_depth", "io_capacity"])?;
+            Box::new(self_tuning::SelfTuning::new(config))
+        }
+        "db2" => {
+            let d = db2::Db2Config::default();
+            let config = db2::Db2Config {
+                cleaners: p.get("cleaners", d.cleaners)?.max(1),
+                dirty_page_threshold_pct: p.get("dirty_page_threshold_pct", d.dirty_page_threshold_pct)?,
+                softmax_pct: p.get("softmax_pct", d.softmax_pct)?,
+                pages_per_round: p.get("pages_per_round", d.pages_per_round)?.max(1),
+            };
+            p.finish(&["cleaners", "dirty_page_threshold_pct", "softmax_pct", "pages_per_round"])?;
+            Box::new(db2::Db2::new(config))
+        }
+        "db2-aiop" => {
+            let d = db2_aiop::Db2AiopConfig::default();
+            let config = db2_aiop::Db2AiopConfig {
+                dirty_page_threshold_pct: p.get("dirty_page_threshold_pct", d.dirty_page_threshold_pct)?,
+                delta_dirty_up: p.get("delta_dirty_up", d.delta_dirty_up)?,
+                delta_dirty_down: p.get("delta_dirty_down", d.delta_dirty_down)?,
+                delta_sync: p.get("delta_sync", d.delta_sync)?,
+                interval_us: p.get("interval_us", d.interval_us)?.max(1),
+                ..d
+            };
+            p.finish(&[
+                "dirty_page_threshold_pct",
+                "delta_dirty_up",
+                "delta_dirty_down",
+                "delta_sync",
+                "interval_us",
+            ])?;
+            Box::new(db2_aiop::Db2Aiop::new(config))
+        }
+        "adaptive-checkpoint-reflex" | "adaptive-checkpoint-estimate" => {
+            let mut config = if name.ends_with("reflex") {
+                adaptive_checkpoint::AdaptiveCheckpointConfig::reflex()
+            } else {
+                adaptive_checkpoint::AdaptiveCheckpointConfig::estimate()
+            };
+            config.master.io_capacity = p.get("io_capacity", config.master.io_capacity)?;
+            p.finish(&["io_capacity"])?;
+            Box::new(adaptive_checkpoint::AdaptiveCheckpoint::new(config))
+        }
+        "innodb-adaptive-flushing" => {
+            let mut config = innodb_plugin::InnodbPluginConfig::default();
+            config.master.io_capacity = p.get("io_capacity", config.master.io_capacity)?;
+            p.finish(&["io_capacity"])?;
+            Box::new(innodb_plugin::InnodbPlugin::new(config))
+        }
+        _ => return Ok(None),
+    };
+    Ok(Some(policy))
 }
 
 #[cfg(test)]
@@ -283,6 +415,15 @@ mod tests {
             assert_eq!(policy.name(), *name);
             assert!(!policy.parameters().is_empty());
         }
+        let db2 = build("db2:cleaners=50").unwrap();
+        assert_eq!(db2.cleaner_count(), 50);
+        let err = build("db2:cleaners=many").err().unwrap();
+        assert!(err.contains("cleaners"), "{err}");
+        let err = build("mysql56:depth=3").err().unwrap();
+        assert!(
+            err.contains("unknown parameter 'depth'") && err.contains("lru_scan_depth"),
+            "{err}"
+        );
         let err = build("fastest").err().unwrap();
         for name in POLICY_NAMES {
             assert!(err.contains(name), "{err}");

@@ -349,7 +349,10 @@ impl FlushPolicy for Percona56 {
                 )
             });
         }
-        self.adapt_lru_sleep(ctx, report.free_len);
+        // XtraDB adapts T_LRU at the top of its loop, after the previous
+        // sleep: the free list *left over* from the last period, not the one
+        // this iteration's LRU batch just refilled to Pscan.
+        self.adapt_lru_sleep(ctx, report.free_len_at_start);
         self.adapt_flush_sleep(ctx);
         let period_us = self.lru_sleep_us.min(self.flush_sleep_us);
         Sleep::for_us(period_us.saturating_sub(report.flushing_time_us))
@@ -398,7 +401,7 @@ mod tests {
             log,
         };
         let report = IterationReport {
-            free_len,
+            free_len_at_start: free_len,
             flushing_time_us: flushing_us,
             ..IterationReport::default()
         };
