@@ -2,6 +2,7 @@
 //!
 //! All file I/O goes through the narrow [`storage::StorageBackend`] trait.
 
+pub mod btree;
 pub mod buffer;
 pub mod page;
 pub mod page_store;
