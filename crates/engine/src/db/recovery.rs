@@ -14,7 +14,8 @@
 //! 5. analysis over the same scan: a transaction with `TxnBegin`/`Undo`
 //!    records and no `TxnCommit`/`TxnRollback` is a loser; its undo entries
 //!    are collected in log order;
-//! 6. open the catalog and the index trees, undo each loser's entries in
+//! 6. build the free-page set (after redo, before any allocation), open
+//!    the catalog and the index trees, undo each loser's entries in
 //!    reverse through the trees (ordinary logged changes), append its
 //!    `TxnRollback`, make the log durable;
 //! 7. release the floor and checkpoint.
@@ -218,6 +219,11 @@ pub(crate) fn open_database(dir: &Path, options: DbOptions, create: bool) -> Res
 
     // 6. Catalog, trees, loser rollback.
     let store = SharedStore(Arc::new(shell.store(DATA_SPACE_ID)?));
+    // Build the store's free-page set now, holding no latch: the store
+    // builds it lazily on the first allocation by latching every page
+    // shared, which self-deadlocks when that allocation is a B+tree split
+    // holding exclusive latches on the path.
+    store.0.free_pages()?;
     let catalog = if create {
         let tree = BTree::create(store.clone()).map_err(|e| DbError::index("catalog", e))?;
         if tree.root_page_no() != CATALOG_ROOT_PAGE {
