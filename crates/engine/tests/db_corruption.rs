@@ -36,7 +36,10 @@ fn check_rows(db: &Database) {
     let idx = db.index("t").unwrap();
     let mut txn = db.begin();
     for i in 0..400u32 {
-        assert_eq!(txn.get(idx, format!("k{i:05}").as_bytes()).unwrap(), Some(vec![i as u8; 60]));
+        assert_eq!(
+            txn.get(idx, format!("k{i:05}").as_bytes()).unwrap(),
+            Some(vec![i as u8; 60])
+        );
     }
     txn.commit().unwrap();
     db.check().unwrap();
@@ -123,6 +126,9 @@ fn data_and_redo_can_live_in_separate_directories() {
     let mut txn = db.begin();
     assert_eq!(txn.get(idx, b"k").unwrap(), Some(b"v".to_vec()));
     txn.commit().unwrap();
-    assert!(matches!(Database::create(root.path(), options(true)), Ok(_)), "other files, other database");
+    assert!(
+        matches!(Database::create(root.path(), options(true)), Ok(_)),
+        "other files, other database"
+    );
     db.close().unwrap();
 }

@@ -61,8 +61,16 @@ fn run_writer(dir: &std::path::Path, create: bool, first: u64, seed: u64, kill_a
     };
     let deadline = Instant::now() + Duration::from_secs(10);
     while !lines.lock().unwrap().iter().any(|l| l.starts_with("C ")) {
-        assert!(Instant::now() < deadline, "writer acknowledged nothing: {:?}", lines.lock().unwrap());
-        assert!(child.try_wait().unwrap().is_none(), "writer exited: {:?}", lines.lock().unwrap());
+        assert!(
+            Instant::now() < deadline,
+            "writer acknowledged nothing: {:?}",
+            lines.lock().unwrap()
+        );
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "writer exited: {:?}",
+            lines.lock().unwrap()
+        );
         std::thread::sleep(Duration::from_millis(1));
     }
     std::thread::sleep(kill_after);
@@ -123,7 +131,10 @@ fn acknowledged_commits_survive_sigkill_and_nothing_uncommitted_is_visible() {
         let found_max = parts.keys().max().copied().unwrap_or(0);
         for (id, p) in &parts {
             assert_eq!(p.len(), 3, "seed {seed}: transaction {id} is partial: {p:?}");
-            assert!(!rolled_back.contains(id), "seed {seed}: rolled-back transaction {id} is visible");
+            assert!(
+                !rolled_back.contains(id),
+                "seed {seed}: rolled-back transaction {id} is visible"
+            );
             // Only the one in flight at the kill may be committed unacknowledged.
             assert!(
                 acknowledged.contains(id) || found_before.contains(id) || *id > *acknowledged.last().unwrap(),
@@ -131,7 +142,10 @@ fn acknowledged_commits_survive_sigkill_and_nothing_uncommitted_is_visible() {
             );
         }
         for id in &found_before {
-            assert!(parts.contains_key(id), "seed {seed}: transaction {id}, found after an earlier crash, is gone");
+            assert!(
+                parts.contains_key(id),
+                "seed {seed}: transaction {id}, found after an earlier crash, is gone"
+            );
         }
         found_before.extend(parts.keys());
         losers += report.losers_rolled_back;
@@ -148,5 +162,9 @@ fn acknowledged_commits_survive_sigkill_and_nothing_uncommitted_is_visible() {
         // Ids of rolled-back and lost in-flight transactions are skipped.
         first = first.max(out.rolled_back.last().copied().unwrap_or(0) + 1);
     }
-    eprintln!("{} commits acknowledged over {} kills, all found; {losers} loser transactions rolled back", acknowledged.len(), SEEDS.len());
+    eprintln!(
+        "{} commits acknowledged over {} kills, all found; {losers} loser transactions rolled back",
+        acknowledged.len(),
+        SEEDS.len()
+    );
 }

@@ -28,7 +28,13 @@ fn value(i: u32, tag: &str) -> Vec<u8> {
 fn all(db: &Database, idx: IndexId) -> Vec<(Vec<u8>, Vec<u8>)> {
     let mut txn = db.begin();
     let rows = txn
-        .range(idx, std::ops::Bound::Unbounded, std::ops::Bound::Unbounded, flushwise_engine::btree::Direction::Forward, None)
+        .range(
+            idx,
+            std::ops::Bound::Unbounded,
+            std::ops::Bound::Unbounded,
+            flushwise_engine::btree::Direction::Forward,
+            None,
+        )
         .unwrap();
     txn.commit().unwrap();
     rows
@@ -77,7 +83,10 @@ fn committed_rows_survive_reopen() {
     txn.insert_secondary(sec, b"even", b"k2", b"").unwrap();
     txn.insert_secondary(sec, b"even", b"k4", b"").unwrap();
     txn.insert_secondary(sec, b"odd", b"k1", b"").unwrap();
-    assert!(matches!(txn.insert(idx, &key(3), b"dup"), Err(DbError::DuplicateKey { .. })));
+    assert!(matches!(
+        txn.insert(idx, &key(3), b"dup"),
+        Err(DbError::DuplicateKey { .. })
+    ));
     txn.commit().unwrap();
     db.close().unwrap();
 
@@ -87,7 +96,12 @@ fn committed_rows_survive_reopen() {
     assert_eq!(all(&db, idx), base_rows(500));
     let sec = db.index("t_by_tag").unwrap();
     let mut txn = db.begin();
-    let even: Vec<_> = txn.lookup_secondary(sec, b"even").unwrap().into_iter().map(|(p, _)| p).collect();
+    let even: Vec<_> = txn
+        .lookup_secondary(sec, b"even")
+        .unwrap()
+        .into_iter()
+        .map(|(p, _)| p)
+        .collect();
     assert_eq!(even, vec![b"k2".to_vec(), b"k4".to_vec()]);
     txn.commit().unwrap();
     // Crash (no close): committed rows come back from the redo log.
@@ -115,7 +129,10 @@ fn rolled_back_transaction_leaves_no_trace_even_if_its_pages_were_flushed() {
     let mut txn = db.begin();
     scribble(&mut txn, idx, 600);
     db.flush_all().unwrap();
-    assert!(data_file_contains(dir.path(), b"UNCOMMITTED-"), "steal: uncommitted rows are on disk");
+    assert!(
+        data_file_contains(dir.path(), b"UNCOMMITTED-"),
+        "steal: uncommitted rows are on disk"
+    );
     txn.rollback().unwrap();
     assert_eq!(all(&db, idx), base_rows(600));
     db.check().unwrap();
@@ -193,7 +210,10 @@ fn deadlock_is_detected_or_times_out_cleanly() {
     assert!(victims[0].is_retryable());
     assert!(victims[0].to_string().contains("deadlock on index t"), "{}", victims[0]);
     let rows = all(&db, idx);
-    assert!(rows.iter().all(|(_, v)| v == b"mine"), "the survivor committed both rows");
+    assert!(
+        rows.iter().all(|(_, v)| v == b"mine"),
+        "the survivor committed both rows"
+    );
     assert_eq!(db.locks_held(), 0);
 
     // A plain wait beyond the timeout.
@@ -212,7 +232,10 @@ fn deadlock_is_detected_or_times_out_cleanly() {
         .join()
         .unwrap()
     });
-    assert!(waited >= Duration::from_millis(300) && waited < Duration::from_secs(3), "{waited:?}");
+    assert!(
+        waited >= Duration::from_millis(300) && waited < Duration::from_secs(3),
+        "{waited:?}"
+    );
     holder.commit().unwrap();
     let mut txn = db.begin();
     assert_eq!(txn.get(idx, &key(0)).unwrap(), Some(b"held".to_vec()));
@@ -277,7 +300,10 @@ fn concurrent_transfers_keep_total_balance() {
         let idx = db.index("accounts").unwrap();
         all(db, idx).into_iter().map(|(_, v)| balance(Some(v))).sum()
     };
-    eprintln!("transfers: {} committed, {retries} retries after deadlocks or timeouts", THREADS * TRANSFERS);
+    eprintln!(
+        "transfers: {} committed, {retries} retries after deadlocks or timeouts",
+        THREADS * TRANSFERS
+    );
     assert_eq!(total(&db), START * i64::from(ACCOUNTS), "after {retries} retries");
     assert_eq!(db.active_transactions(), 0);
     assert_eq!(db.locks_held(), 0);

@@ -59,7 +59,11 @@ fn run(args: &[String]) -> Result<(), Box<dyn std::error::Error>> {
         txn.upsert(rows, b"last", id.to_string().as_bytes())?;
         if id % 5 == 0 && id > first {
             let old = first + rng % (id - first);
-            txn.update(rows, format!("row/{old:010}/a").as_bytes(), format!("{old}:a:rewritten by {id}").as_bytes())?;
+            txn.update(
+                rows,
+                format!("row/{old:010}/a").as_bytes(),
+                format!("{old}:a:rewritten by {id}").as_bytes(),
+            )?;
         }
         if id % 10 == 0 {
             db.flush_all()?;

@@ -218,11 +218,18 @@ impl LockTable {
                 lock.shared
             );
             for t in lock.exclusive.iter().chain(lock.shared.iter()) {
-                assert!(st.held.get(t).is_some_and(|h| h.contains(key)), "txn {t} holds {key:?} untracked");
+                assert!(
+                    st.held.get(t).is_some_and(|h| h.contains(key)),
+                    "txn {t} holds {key:?} untracked"
+                );
                 count += 1;
             }
         }
-        assert_eq!(count, st.held.values().map(Vec::len).sum::<usize>(), "held list out of sync");
+        assert_eq!(
+            count,
+            st.held.values().map(Vec::len).sum::<usize>(),
+            "held list out of sync"
+        );
     }
 }
 

@@ -199,7 +199,11 @@ pub enum DbError {
     #[error(transparent)]
     Buffer(#[from] BufferError),
     #[error("{path}: page {page_no} is corrupt and could not be repaired: {reason}")]
-    CorruptPage { path: PathBuf, page_no: u32, reason: String },
+    CorruptPage {
+        path: PathBuf,
+        page_no: u32,
+        reason: String,
+    },
     #[error("index {index}: {source}")]
     Index {
         index: String,
@@ -220,7 +224,9 @@ pub enum DbError {
         kind: &'static str,
         what: &'static str,
     },
-    #[error("transaction {txn}: deadlock on index {index} (waiting for transactions {blockers:?}); roll back and retry")]
+    #[error(
+        "transaction {txn}: deadlock on index {index} (waiting for transactions {blockers:?}); roll back and retry"
+    )]
     Deadlock {
         txn: TxnId,
         index: String,
@@ -567,7 +573,8 @@ impl Database {
                 path: self.paths.data.clone(),
                 reason,
             };
-            let name = String::from_utf8(name.to_vec()).map_err(|_| bad(format!("index name {name:?} is not utf-8")))?;
+            let name =
+                String::from_utf8(name.to_vec()).map_err(|_| bad(format!("index name {name:?} is not utf-8")))?;
             let (id, root, unique) =
                 decode_catalog_value(&value).ok_or_else(|| bad(format!("entry of index {name} is malformed")))?;
             let tree = BTree::open(self.store.clone(), root).map_err(|e| DbError::index(&name, e))?;

@@ -184,7 +184,8 @@ pub(crate) fn open_database(dir: &Path, options: DbOptions, create: bool) -> Res
         let redo = Arc::clone(&redo);
         Arc::new(move || txns.floor(&redo))
     };
-    let shell = BufferPoolShell::open_with_floor(shell_config, Arc::clone(&redo), dw, vec![Arc::clone(&ts)], Some(floor))?;
+    let shell =
+        BufferPoolShell::open_with_floor(shell_config, Arc::clone(&redo), dw, vec![Arc::clone(&ts)], Some(floor))?;
     let mut losers: BTreeMap<TxnId, Vec<UndoEntry>> = BTreeMap::new();
     let mut max_txn: TxnId = 0;
     if let Some(scan) = &scan {
@@ -264,7 +265,10 @@ pub(crate) fn open_database(dir: &Path, options: DbOptions, create: bool) -> Res
             let index = db.index_by_id(IndexId(entry.index_id)).map_err(|_| DbError::Recovery {
                 path: db.paths.redo.clone(),
                 txn: *txn,
-                reason: format!("undo entry names index {} which the catalog does not have", entry.index_id),
+                reason: format!(
+                    "undo entry names index {} which the catalog does not have",
+                    entry.index_id
+                ),
             })?;
             restore(&index, entry).map_err(|e| DbError::Index {
                 index: index.name.clone(),
