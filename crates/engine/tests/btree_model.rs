@@ -81,8 +81,15 @@ fn in_bounds(key: &[u8], start: &Bound<Vec<u8>>, end: &Bound<Vec<u8>>) -> bool {
 fn check_matches(tree: &BTree<MemoryStore>, model: &BTreeMap<Vec<u8>, Vec<u8>>) {
     let stats = tree.check().unwrap();
     assert_eq!(stats.entries, model.len() as u64);
-    assert_eq!(stats.pages(), u64::from(tree.store().pages_in_use()), "a page leaked or was freed twice");
-    let all: Vec<_> = tree.range(Bound::Unbounded, Bound::Unbounded, Direction::Forward).map(Result::unwrap).collect();
+    assert_eq!(
+        stats.pages(),
+        u64::from(tree.store().pages_in_use()),
+        "a page leaked or was freed twice"
+    );
+    let all: Vec<_> = tree
+        .range(Bound::Unbounded, Bound::Unbounded, Direction::Forward)
+        .map(Result::unwrap)
+        .collect();
     let want: Vec<_> = model.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
     assert_eq!(all, want);
 }
@@ -120,7 +127,11 @@ fn run(ops: Vec<Op>, payload_len: usize) {
             Op::Get(k) => assert_eq!(tree.get(&k).unwrap(), model.get(&k).cloned()),
             Op::Range(start, end, direction) => {
                 let got: Vec<_> = tree
-                    .range(start.as_ref().map(Vec::as_slice), end.as_ref().map(Vec::as_slice), direction)
+                    .range(
+                        start.as_ref().map(Vec::as_slice),
+                        end.as_ref().map(Vec::as_slice),
+                        direction,
+                    )
                     .map(Result::unwrap)
                     .collect();
                 let mut want: Vec<_> = model

@@ -77,6 +77,8 @@ impl FlushPolicy for Mysql56 {
         } else {
             self.config.lru_scan_depth
         };
+        let idle = self.idle_iteration;
+        ctx.decide("lru_batch", || format!("LRU batch with Pscan={depth} (idle={idle})"));
         Plan::Flush(IterationPlan::innodb(depth))
     }
 
@@ -94,7 +96,12 @@ impl FlushPolicy for Mysql56 {
         }
         let io_max = self.config.io_capacity_max();
         match self.adaptive.recommend(ctx.pool, self.config.io_capacity, io_max) {
-            None => FlushListPlan::NONE,
+            None => {
+                ctx.decide("adaptive_flushing_skipped", || {
+                    "first iteration or no redo generated since the last averaging point".to_string()
+                });
+                FlushListPlan::NONE
+            }
             Some(rec) => {
                 self.recommended = true;
                 self.last_np_req_flush = rec.pages;

@@ -235,8 +235,10 @@ impl FlushPolicy for SelfTuning {
         "self-tuning"
     }
 
-    fn plan(&mut self, _ctx: &mut PolicyCtx<'_>) -> Plan {
-        Plan::Flush(IterationPlan::innodb(self.lru_scan_depth))
+    fn plan(&mut self, ctx: &mut PolicyCtx<'_>) -> Plan {
+        let depth = self.lru_scan_depth;
+        ctx.decide("lru_batch", || format!("LRU batch with Pscan={depth}"));
+        Plan::Flush(IterationPlan::innodb(depth))
     }
 
     fn plan_flush_list(&mut self, ctx: &mut PolicyCtx<'_>) -> FlushListPlan {
@@ -245,11 +247,21 @@ impl FlushPolicy for SelfTuning {
             None => {
                 self.recommended = false;
                 self.np_req_flush = 0;
+                ctx.decide("adaptive_flushing_skipped", || {
+                    "first iteration or no redo generated since the last averaging point".to_string()
+                });
                 FlushListPlan::NONE
             }
             Some(rec) => {
                 self.recommended = true;
                 self.np_req_flush = rec.pages;
+                let pio = self.io_capacity;
+                ctx.decide("adaptive_flushing", || {
+                    format!(
+                        "NP_req_flush={} with Pio={pio} (pct_for_dirty={} pct_for_lsn={} age={} B)",
+                        rec.pages, rec.pct_for_dirty, rec.pct_for_lsn, rec.age_bytes
+                    )
+                });
                 FlushListPlan {
                     pages: rec.pages,
                     lsn_limit: rec.lsn_limit,

@@ -65,6 +65,18 @@ pub struct MemorySnapshot {
     groups_committed: u64,
 }
 
+impl MemorySnapshot {
+    /// Pages in the snapshot (free ones included).
+    pub fn page_count(&self) -> u32 {
+        self.pages.len() as u32
+    }
+
+    /// The image of page `page_no`.
+    pub fn page(&self, page_no: u32) -> Option<&[u8]> {
+        self.pages.get(page_no as usize).map(Vec::as_slice)
+    }
+}
+
 impl MemoryStore {
     /// A store of [`DEFAULT_CAPACITY_PAGES`] pages of `payload_len` bytes.
     pub fn new(payload_len: usize) -> Self {
@@ -105,7 +117,9 @@ impl MemoryStore {
     /// half applied.
     pub fn snapshot(&self) -> MemorySnapshot {
         let alloc = self.alloc.lock().clone();
-        let pages = (0..alloc.page_count as usize).map(|p| self.pages[p].read().clone()).collect();
+        let pages = (0..alloc.page_count as usize)
+            .map(|p| self.pages[p].read().clone())
+            .collect();
         MemorySnapshot {
             payload_len: self.payload_len,
             capacity_pages: self.pages.len() as u32,
@@ -121,8 +135,13 @@ impl MemoryStore {
         for (slot, image) in store.pages.iter().zip(&snapshot.pages) {
             *slot.write() = image.clone();
         }
-        *store.alloc.lock() = AllocState { page_count: snapshot.pages.len() as u32, free: snapshot.free.clone() };
-        store.groups_committed.store(snapshot.groups_committed, Ordering::SeqCst);
+        *store.alloc.lock() = AllocState {
+            page_count: snapshot.pages.len() as u32,
+            free: snapshot.free.clone(),
+        };
+        store
+            .groups_committed
+            .store(snapshot.groups_committed, Ordering::SeqCst);
         store
     }
 
@@ -135,14 +154,18 @@ impl MemoryStore {
     }
 
     fn take_allocation_budget(&self) -> Result<(), StoreError> {
-        let taken = self.allocations_left.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |left| match left {
-            NEVER => Some(NEVER),
-            0 => None,
-            n => Some(n - 1),
-        });
+        let taken = self
+            .allocations_left
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |left| match left {
+                NEVER => Some(NEVER),
+                0 => None,
+                n => Some(n - 1),
+            });
         match taken {
             Ok(_) => Ok(()),
-            Err(_) => Err(StoreError::Full { reason: "injected allocation failure".to_string() }),
+            Err(_) => Err(StoreError::Full {
+                reason: "injected allocation failure".to_string(),
+            }),
         }
     }
 
@@ -210,7 +233,9 @@ impl PageGuard for MemoryGuard<'_> {
 
 impl Drop for MemoryGuard<'_> {
     fn drop(&mut self) {
-        let GuardState::Exclusive(x) = &mut self.state else { return };
+        let GuardState::Exclusive(x) = &mut self.state else {
+            return;
+        };
         if x.committed {
             return;
         }
@@ -243,7 +268,11 @@ impl PageStore for MemoryStore {
                 committed: false,
             }),
         };
-        Ok(MemoryGuard { store: self, page_no, state })
+        Ok(MemoryGuard {
+            store: self,
+            page_no,
+            state,
+        })
     }
 
     fn allocate(&self) -> Result<MemoryGuard<'_>, StoreError> {
@@ -257,7 +286,9 @@ impl PageStore for MemoryStore {
                     alloc.page_count - 1
                 }
                 None => {
-                    return Err(StoreError::Full { reason: format!("all {} in-memory pages are in use", self.pages.len()) })
+                    return Err(StoreError::Full {
+                        reason: format!("all {} in-memory pages are in use", self.pages.len()),
+                    })
                 }
             }
         };
@@ -266,9 +297,18 @@ impl PageStore for MemoryStore {
         let mut bytes = self.pages[page_no as usize].write();
         bytes.clear();
         bytes.resize(self.payload_len, 0);
-        let state =
-            GuardState::Exclusive(Exclusive { bytes, before: None, allocated: true, freed: false, committed: false });
-        Ok(MemoryGuard { store: self, page_no, state })
+        let state = GuardState::Exclusive(Exclusive {
+            bytes,
+            before: None,
+            allocated: true,
+            freed: false,
+            committed: false,
+        });
+        Ok(MemoryGuard {
+            store: self,
+            page_no,
+            state,
+        })
     }
 
     fn free(&self, guard: &mut MemoryGuard<'_>) -> Result<(), StoreError> {
@@ -277,9 +317,10 @@ impl PageStore for MemoryStore {
                 x.freed = true;
                 Ok(())
             }
-            GuardState::Shared(_) => {
-                Err(StoreError::Engine(format!("free of page {} needs an exclusive latch", guard.page_no)))
-            }
+            GuardState::Shared(_) => Err(StoreError::Engine(format!(
+                "free of page {} needs an exclusive latch",
+                guard.page_no
+            ))),
         }
     }
 

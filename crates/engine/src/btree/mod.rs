@@ -39,7 +39,11 @@ pub enum Direction {
 #[non_exhaustive]
 pub enum BTreeError {
     #[error("entry of a {key_len}-byte key and a {value_len}-byte value exceeds the {max_len}-byte limit (a quarter of the page payload)")]
-    EntryTooLarge { key_len: usize, value_len: usize, max_len: usize },
+    EntryTooLarge {
+        key_len: usize,
+        value_len: usize,
+        max_len: usize,
+    },
     #[error("duplicate key")]
     DuplicateKey,
     #[error("page payload of {payload_len} bytes is outside the supported {min}..={max}")]

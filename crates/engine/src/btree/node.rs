@@ -241,7 +241,9 @@ impl<B: AsRef<[u8]>> Node<B> {
 
     /// All entries in key order (copies).
     pub fn entries(&self) -> Vec<(Vec<u8>, Vec<u8>)> {
-        (0..self.count()).map(|i| (self.key(i).to_vec(), self.value(i).to_vec())).collect()
+        (0..self.count())
+            .map(|i| (self.key(i).to_vec(), self.value(i).to_vec()))
+            .collect()
     }
 
     /// Cheap check of the header alone, done on every latch: kind known,
@@ -260,7 +262,9 @@ impl<B: AsRef<[u8]>> Node<B> {
         let slots_end = HEADER_LEN + SLOT_LEN * self.count();
         let cell_start = self.cell_start();
         if slots_end > cell_start || cell_start > len || self.garbage() > len - cell_start {
-            return Err(format!("slot array end {slots_end} and cell start {cell_start} overlap or exceed {len}"));
+            return Err(format!(
+                "slot array end {slots_end} and cell start {cell_start} overlap or exceed {len}"
+            ));
         }
         Ok(())
     }
@@ -276,14 +280,19 @@ impl<B: AsRef<[u8]>> Node<B> {
         for i in 0..count {
             let at = self.slot(i);
             if at < cell_start || at + CELL_HEADER_LEN > len {
-                return Err(format!("slot {i} offset {at} outside the cell area {cell_start}..{len}"));
+                return Err(format!(
+                    "slot {i} offset {at} outside the cell area {cell_start}..{len}"
+                ));
             }
             let cell_len = self.cell_len_at(at);
             if at + cell_len > len {
                 return Err(format!("cell {i} at {at} of {cell_len} bytes runs past the payload"));
             }
             if !self.is_leaf() && read_u16(self.b(), at + 2) != 4 {
-                return Err(format!("internal cell {i} has a {}-byte child pointer", read_u16(self.b(), at + 2)));
+                return Err(format!(
+                    "internal cell {i} has a {}-byte child pointer",
+                    read_u16(self.b(), at + 2)
+                ));
             }
             cells.push((at, cell_len));
         }
@@ -345,7 +354,10 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>> Node<B> {
     /// the key order; both are programming errors otherwise.
     pub fn insert_at(&mut self, i: usize, key: &[u8], value: &[u8]) {
         let count = self.count();
-        assert!(i <= count && self.fits(key.len(), value.len()), "insert_at({i}) into a full node");
+        assert!(
+            i <= count && self.fits(key.len(), value.len()),
+            "insert_at({i}) into a full node"
+        );
         let cell_len = CELL_HEADER_LEN + key.len() + value.len();
         if self.free_contiguous() < cell_len + SLOT_LEN {
             self.compact();

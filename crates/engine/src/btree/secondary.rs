@@ -117,7 +117,9 @@ impl<S: PageStore> SecondaryIndex<S> {
         let mut prefix = escape(secondary);
         prefix.extend_from_slice(&[0, TERMINATOR]);
         let strip = prefix.len();
-        self.tree.scan_prefix(&prefix, direction).map(move |entry| entry.map(|(key, value)| (key[strip..].to_vec(), value)))
+        self.tree
+            .scan_prefix(&prefix, direction)
+            .map(move |entry| entry.map(|(key, value)| (key[strip..].to_vec(), value)))
     }
 
     /// All `(secondary, primary, value)` whose secondary key starts with
@@ -127,14 +129,16 @@ impl<S: PageStore> SecondaryIndex<S> {
         secondary_prefix: &[u8],
         direction: Direction,
     ) -> impl Iterator<Item = Result<(Vec<u8>, Vec<u8>, Vec<u8>)>> + '_ {
-        self.tree.scan_prefix(&escape(secondary_prefix), direction).map(|entry| {
-            let (key, value) = entry?;
-            let (secondary, primary) = split_composite_key(&key).ok_or_else(|| BTreeError::Corrupt {
-                page_no: self.tree.root_page_no(),
-                reason: "secondary index key without a terminator".to_string(),
-            })?;
-            Ok((secondary, primary.to_vec(), value))
-        })
+        self.tree
+            .scan_prefix(&escape(secondary_prefix), direction)
+            .map(|entry| {
+                let (key, value) = entry?;
+                let (secondary, primary) = split_composite_key(&key).ok_or_else(|| BTreeError::Corrupt {
+                    page_no: self.tree.root_page_no(),
+                    reason: "secondary index key without a terminator".to_string(),
+                })?;
+                Ok((secondary, primary.to_vec(), value))
+            })
     }
 }
 
@@ -153,8 +157,16 @@ mod tests {
 
     #[test]
     fn composite_keys_sort_by_secondary_then_primary_and_round_trip() {
-        let pairs: Vec<(&[u8], &[u8])> =
-            vec![(b"", b"z"), (b"\x00", b""), (b"\x00", b"a"), (b"\x00\x00", b""), (b"\x00\x01", b""), (b"a", b"\x00"), (b"a\x00", b""), (b"ab", b"")];
+        let pairs: Vec<(&[u8], &[u8])> = vec![
+            (b"", b"z"),
+            (b"\x00", b""),
+            (b"\x00", b"a"),
+            (b"\x00\x00", b""),
+            (b"\x00\x01", b""),
+            (b"a", b"\x00"),
+            (b"a\x00", b""),
+            (b"ab", b""),
+        ];
         let keys: Vec<Vec<u8>> = pairs.iter().map(|(s, p)| composite_key(s, p)).collect();
         for w in keys.windows(2) {
             assert!(w[0] < w[1], "{:?} !< {:?}", w[0], w[1]);

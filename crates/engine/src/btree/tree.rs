@@ -39,14 +39,23 @@
 //!   a leaf removal), but nobody holding a leaf ever waits for another latch,
 //!   so no cycle can form.
 //! - Cursors hold no latch between leaves (so a caller may write the tree
-//!   inside a scan loop). Each SMO bumps a sequence counter before it starts
-//!   and after it ends (a seqlock: odd = in progress). A cursor records the
-//!   counter while it holds a leaf; to step to the sibling it re-reads the
-//!   counter before and after latching the sibling, and follows the link only
-//!   if it is even and unchanged (no SMO ran in between, so the link is still
-//!   exact). Otherwise it re-seeks from the root by the last key it saw (the
-//!   first/last key of the leaf just read), so it never skips or repeats a key
-//!   across concurrent splits or leaf removals.
+//!   inside a scan loop). Two counters stamp SMOs: `smo_started` is bumped
+//!   under the root X latch before an SMO touches anything, `smo_finished`
+//!   after its commit (a seqlock split in two, because the next SMO may begin
+//!   as soon as the commit releases the root). While holding a leaf, a cursor
+//!   takes a stamp: `started` if it equals `finished` (read first), i.e. no SMO
+//!   was running. To step to the sibling it checks `started` against the
+//!   stamp before and after latching the sibling, and follows the link only
+//!   if unchanged (no SMO ran in between, so the link is still exact).
+//!   Otherwise it re-seeks from the root by the last key it saw (the
+//!   last/first key of the leaf just read), so it never skips or repeats a
+//!   key across concurrent splits, leaf removals or root raises.
+//!
+//! **Reading pages defensively.** Every latched node's header is checked
+//! (kind, level against the parent's, slot array within bounds) and reported
+//! as [`BTreeError::Corrupt`]; cell offsets are only fully validated by
+//! [`BTree::check`], so a page corrupted inside its cell area can still panic
+//! on a slice bound (pages come from our own store, which checksums them).
 //!
 //! **Space policy on delete.** A leaf whose last key is deleted is unlinked
 //! from its siblings and freed; a parent left without children is freed too,
@@ -74,8 +83,11 @@ const MAX_DEPTH: usize = 256;
 pub struct BTree<S: PageStore> {
     store: S,
     root: u32,
-    /// SMO sequence number: odd while a structure modification is running.
-    smo_seq: AtomicU64,
+    /// Structure modifications begun (incremented under the root X latch).
+    smo_started: AtomicU64,
+    /// Structure modifications ended (incremented after their commit, which
+    /// may be after the next one has begun).
+    smo_finished: AtomicU64,
 }
 
 /// What [`BTree::check`] found.
@@ -117,33 +129,40 @@ enum Step {
 }
 
 /// Marks an SMO in progress for the life of the value.
-struct SmoInProgress<'a>(&'a AtomicU64);
+struct SmoInProgress<'a> {
+    finished: &'a AtomicU64,
+}
 
 impl<'a> SmoInProgress<'a> {
-    fn begin(seq: &'a AtomicU64) -> Self {
-        let before = seq.fetch_add(1, Ordering::SeqCst);
-        debug_assert!(before % 2 == 0, "SMOs overlap");
-        Self(seq)
+    fn begin(started: &'a AtomicU64, finished: &'a AtomicU64) -> Self {
+        started.fetch_add(1, Ordering::SeqCst);
+        Self { finished }
     }
 }
 
 impl Drop for SmoInProgress<'_> {
     fn drop(&mut self) {
-        self.0.fetch_add(1, Ordering::SeqCst);
+        self.finished.fetch_add(1, Ordering::SeqCst);
     }
 }
 
 fn corrupt(page_no: u32, reason: impl Into<String>) -> BTreeError {
-    BTreeError::Corrupt { page_no, reason: reason.into() }
+    BTreeError::Corrupt {
+        page_no,
+        reason: reason.into(),
+    }
 }
 
 /// Checks a freshly latched node's header and expected level.
-fn checked<'g>(guard: &'g [u8], page_no: u32, level: Option<u8>) -> Result<Node<&'g [u8]>> {
+fn checked(guard: &[u8], page_no: u32, level: Option<u8>) -> Result<Node<&[u8]>> {
     let node = Node::new(guard);
     node.validate_header().map_err(|reason| corrupt(page_no, reason))?;
     if let Some(level) = level {
         if node.level() != level {
-            return Err(corrupt(page_no, format!("level {} where {level} was expected", node.level())));
+            return Err(corrupt(
+                page_no,
+                format!("level {} where {level} was expected", node.level()),
+            ));
         }
     }
     Ok(node)
@@ -202,7 +221,10 @@ fn apply(leaf: &mut [u8], key: &[u8], op: WriteOp<'_>) -> bool {
 
 /// Footprints of entries in a node (slot included).
 fn footprints(entries: &[(Vec<u8>, Vec<u8>)]) -> Vec<usize> {
-    entries.iter().map(|(k, v)| node::entry_footprint(k.len(), v.len())).collect()
+    entries
+        .iter()
+        .map(|(k, v)| node::entry_footprint(k.len(), v.len()))
+        .collect()
 }
 
 /// Leaf split point `s`: entries `..s` stay, `s..` move right; both halves
@@ -217,12 +239,13 @@ fn leaf_split_point(entries: &[(Vec<u8>, Vec<u8>)], capacity: usize, page_no: u3
         let right = total - left;
         if left <= capacity && right <= capacity {
             let imbalance = left.abs_diff(right);
-            if best.map_or(true, |(_, b)| imbalance < b) {
+            if !matches!(best, Some((_, b)) if b <= imbalance) {
                 best = Some((s, imbalance));
             }
         }
     }
-    best.map(|(s, _)| s).ok_or_else(|| corrupt(page_no, format!("no split point for {} entries", entries.len())))
+    best.map(|(s, _)| s)
+        .ok_or_else(|| corrupt(page_no, format!("no split point for {} entries", entries.len())))
 }
 
 /// Internal split point `m`: cells `..m` stay, cell `m` moves up, `m+1..`
@@ -236,17 +259,20 @@ fn internal_split_point(entries: &[(Vec<u8>, Vec<u8>)], capacity: usize, page_no
         let right = total - left - size;
         if left <= capacity && right <= capacity {
             let imbalance = left.abs_diff(right);
-            if best.map_or(true, |(_, b)| imbalance < b) {
+            if !matches!(best, Some((_, b)) if b <= imbalance) {
                 best = Some((m, imbalance));
             }
         }
         left += size;
     }
-    best.map(|(m, _)| m).ok_or_else(|| corrupt(page_no, format!("no split point for {} separators", entries.len())))
+    best.map(|(m, _)| m)
+        .ok_or_else(|| corrupt(page_no, format!("no split point for {} separators", entries.len())))
 }
 
 fn child_from_value(value: &[u8], page_no: u32) -> Result<u32> {
-    let bytes: [u8; 4] = value.try_into().map_err(|_| corrupt(page_no, "child pointer is not 4 bytes"))?;
+    let bytes: [u8; 4] = value
+        .try_into()
+        .map_err(|_| corrupt(page_no, "child pointer is not 4 bytes"))?;
     Ok(u32::from_le_bytes(bytes))
 }
 
@@ -268,7 +294,24 @@ impl<S: PageStore> BTree<S> {
             store.commit(vec![page])?;
             root
         };
-        Ok(Self { store, root, smo_seq: AtomicU64::new(0) })
+        Ok(Self::with_root(store, root))
+    }
+
+    fn with_root(store: S, root: u32) -> Self {
+        Self {
+            store,
+            root,
+            smo_started: AtomicU64::new(0),
+            smo_finished: AtomicU64::new(0),
+        }
+    }
+
+    /// The number of SMOs begun if none is in progress now, else `None`
+    /// (`finished` is read first: if both agree, none was running then).
+    fn smo_stamp(&self) -> Option<u64> {
+        let finished = self.smo_finished.load(Ordering::SeqCst);
+        let started = self.smo_started.load(Ordering::SeqCst);
+        (started == finished).then_some(started)
     }
 
     /// Opens the tree whose root is `root` (as kept in a catalog).
@@ -277,7 +320,7 @@ impl<S: PageStore> BTree<S> {
             let page = store.latch(root, Latch::Shared)?;
             checked(&page, root, None)?;
         }
-        Ok(Self { store, root, smo_seq: AtomicU64::new(0) })
+        Ok(Self::with_root(store, root))
     }
 
     pub fn root_page_no(&self) -> u32 {
@@ -300,7 +343,11 @@ impl<S: PageStore> BTree<S> {
     fn check_entry(&self, key: &[u8], value: &[u8]) -> Result<()> {
         let max_len = self.max_entry_len();
         if key.len() + value.len() > max_len {
-            return Err(BTreeError::EntryTooLarge { key_len: key.len(), value_len: value.len(), max_len });
+            return Err(BTreeError::EntryTooLarge {
+                key_len: key.len(),
+                value_len: value.len(),
+                max_len,
+            });
         }
         Ok(())
     }
@@ -402,7 +449,7 @@ impl<S: PageStore> BTree<S> {
             }
         }
         let root = self.store.latch(self.root, Latch::Exclusive)?;
-        let smo = SmoInProgress::begin(&self.smo_seq);
+        let smo = SmoInProgress::begin(&self.smo_started, &self.smo_finished);
         let result = self.modify_pessimistic(root, key, op);
         drop(smo);
         result
@@ -415,7 +462,9 @@ impl<S: PageStore> BTree<S> {
         let mut path = vec![root];
         let mut child_idx = Vec::new();
         loop {
-            let Some(last) = path.last() else { unreachable!("the path starts at the root") };
+            let Some(last) = path.last() else {
+                unreachable!("the path starts at the root")
+            };
             let node = Node::new(&**last);
             if node.is_leaf() {
                 break;
@@ -432,7 +481,9 @@ impl<S: PageStore> BTree<S> {
             path.push(child);
         }
         let is_root = path.len() == 1;
-        let Some(leaf) = path.last_mut() else { unreachable!("the path starts at the root") };
+        let Some(leaf) = path.last_mut() else {
+            unreachable!("the path starts at the root")
+        };
         match classify(leaf, key, op, is_root)? {
             Step::Unchanged(existed) => Ok(existed),
             Step::Apply => {
@@ -459,7 +510,9 @@ impl<S: PageStore> BTree<S> {
         key: &[u8],
         value: &[u8],
     ) -> Result<bool> {
-        let Some(leaf) = path.last() else { unreachable!("the path starts at the root") };
+        let Some(leaf) = path.last() else {
+            unreachable!("the path starts at the root")
+        };
         let mut entries = Node::new(&**leaf).entries();
         let existed = match entries.binary_search_by(|(k, _)| k.as_slice().cmp(key)) {
             Ok(i) => {
@@ -503,7 +556,9 @@ impl<S: PageStore> BTree<S> {
         touched: &mut Vec<S::Guard<'t>>,
     ) -> Result<()> {
         let level = Node::new(&**root).level();
-        let new_level = level.checked_add(1).ok_or_else(|| corrupt(self.root, "tree taller than 255 levels"))?;
+        let new_level = level
+            .checked_add(1)
+            .ok_or_else(|| corrupt(self.root, "tree taller than 255 levels"))?;
         let mut child = self.store.allocate()?;
         child.bytes_mut().copy_from_slice(root);
         let child_no = child.page_no();
@@ -649,7 +704,12 @@ impl<S: PageStore> BTree<S> {
     pub fn check(&self) -> Result<TreeStats> {
         let root = self.store.latch(self.root, Latch::Shared)?;
         let root_node = checked(&root, self.root, None)?;
-        let mut walk = Walk { visited: HashSet::new(), leaves: Vec::new(), last_key: None, stats: TreeStats::default() };
+        let mut walk = Walk {
+            visited: HashSet::new(),
+            leaves: Vec::new(),
+            last_key: None,
+            stats: TreeStats::default(),
+        };
         walk.stats.height = u32::from(root_node.level()) + 1;
         if !root_node.is_leaf() && root_node.count() == 0 {
             return Err(corrupt(self.root, "internal root without keys"));
@@ -739,15 +799,24 @@ pub struct Range<'t, S: PageStore> {
     /// Last key of the last leaf read, in scan order: everything up to it
     /// (inclusive) has been seen.
     resume: Option<Vec<u8>>,
-    /// Sibling to read next and the SMO sequence under which it was read;
-    /// `None` before the first leaf.
-    link: Option<(u32, u64)>,
+    /// Sibling to read next and the SMO stamp under which it was read
+    /// (`None` if an SMO was running); `None` before the first leaf.
+    link: Option<(u32, Option<u64>)>,
     done: bool,
 }
 
 impl<'t, S: PageStore> Range<'t, S> {
     fn new(tree: &'t BTree<S>, start: Bound<Vec<u8>>, end: Bound<Vec<u8>>, direction: Direction) -> Self {
-        Self { tree, direction, start, end, buffered: VecDeque::new(), resume: None, link: None, done: false }
+        Self {
+            tree,
+            direction,
+            start,
+            end,
+            buffered: VecDeque::new(),
+            resume: None,
+            link: None,
+            done: false,
+        }
     }
 
     fn after_start(&self, key: &[u8]) -> bool {
@@ -770,26 +839,33 @@ impl<'t, S: PageStore> Range<'t, S> {
     fn seek(&self) -> Result<S::Guard<'t>> {
         let resume = self.resume.as_deref();
         match self.direction {
-            Direction::Forward => self.tree.descend_shared(|node| match (resume, self.start.as_ref().map(Vec::as_slice)) {
-                (Some(k), _) | (None, Bound::Included(k) | Bound::Excluded(k)) => node.child_index_for(k),
-                (None, Bound::Unbounded) => 0,
-            }),
-            Direction::Backward => self.tree.descend_shared(|node| match (resume, self.end.as_ref().map(Vec::as_slice)) {
-                (Some(k), _) | (None, Bound::Excluded(k)) => node.child_index_before(k),
-                (None, Bound::Included(k)) => node.child_index_for(k),
-                (None, Bound::Unbounded) => node.count(),
-            }),
+            Direction::Forward => {
+                self.tree
+                    .descend_shared(|node| match (resume, self.start.as_ref().map(Vec::as_slice)) {
+                        (Some(k), _) | (None, Bound::Included(k) | Bound::Excluded(k)) => node.child_index_for(k),
+                        (None, Bound::Unbounded) => 0,
+                    })
+            }
+            Direction::Backward => {
+                self.tree
+                    .descend_shared(|node| match (resume, self.end.as_ref().map(Vec::as_slice)) {
+                        (Some(k), _) | (None, Bound::Excluded(k)) => node.child_index_before(k),
+                        (None, Bound::Included(k)) => node.child_index_for(k),
+                        (None, Bound::Unbounded) => node.count(),
+                    })
+            }
         }
     }
 
     /// The sibling to read next, if no SMO ran since its link was read.
-    fn follow_link(&self, page_no: u32, seq: u64) -> Result<Option<S::Guard<'t>>> {
-        let smo_seq = &self.tree.smo_seq;
-        if seq % 2 == 1 || smo_seq.load(Ordering::SeqCst) != seq {
+    fn follow_link(&self, page_no: u32, stamp: Option<u64>) -> Result<Option<S::Guard<'t>>> {
+        let started = &self.tree.smo_started;
+        let Some(stamp) = stamp else { return Ok(None) };
+        if started.load(Ordering::SeqCst) != stamp {
             return Ok(None);
         }
         let guard = self.tree.store.latch(page_no, Latch::Shared)?;
-        if smo_seq.load(Ordering::SeqCst) != seq {
+        if started.load(Ordering::SeqCst) != stamp {
             return Ok(None);
         }
         checked(&guard, page_no, Some(0))?;
@@ -806,7 +882,7 @@ impl<'t, S: PageStore> Range<'t, S> {
             Some(leaf) => leaf,
             None => self.seek()?,
         };
-        let seq = self.tree.smo_seq.load(Ordering::SeqCst);
+        let seq = self.tree.smo_stamp();
         let node = Node::new(&*leaf);
         let count = node.count();
         let resume = self.resume.take();
