@@ -212,7 +212,7 @@ impl LockTable {
         let mut count = 0;
         for (key, lock) in &st.locks {
             assert!(
-                lock.exclusive.is_some() != !lock.shared.is_empty(),
+                lock.exclusive.is_some() == lock.shared.is_empty(),
                 "lock {key:?}: exclusive {:?} with shared {:?}",
                 lock.exclusive,
                 lock.shared
