@@ -20,6 +20,14 @@
 //!    `TxnRollback`, make the log durable;
 //! 7. release the floor and checkpoint.
 //!
+//! Between 4 and 6 the floor drops from the scan start to the first record
+//! of the oldest loser: applied redo is protected by the dirty pages it
+//! made (the pool never checkpoints past its oldest modification), so the
+//! rollback can checkpoint to make room for its own redo. A loser whose
+//! undo records fill most of the log can still run the log full at
+//! recovery (`RedoError::LogFull`): transactions must stay well below the
+//! redo capacity.
+//!
 //! Transaction ids restart above the largest one in the scan (ids only need
 //! to be unique within the redo the next recovery will read).
 
@@ -30,6 +38,7 @@ use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use flushwise_core::Lsn;
 use parking_lot::{Mutex, RwLock};
 
 use super::lock::{LockTable, TxnId};
@@ -187,6 +196,9 @@ pub(crate) fn open_database(dir: &Path, options: DbOptions, create: bool) -> Res
     let shell =
         BufferPoolShell::open_with_floor(shell_config, Arc::clone(&redo), dw, vec![Arc::clone(&ts)], Some(floor))?;
     let mut losers: BTreeMap<TxnId, Vec<UndoEntry>> = BTreeMap::new();
+    // Start LSN of each transaction's first record (its TxnBegin opens a
+    // group, so this is a group boundary).
+    let mut first_lsn: BTreeMap<TxnId, Lsn> = BTreeMap::new();
     let mut max_txn: TxnId = 0;
     if let Some(scan) = &scan {
         report.redo_bytes_applied = scan.report.bytes;
@@ -201,6 +213,7 @@ pub(crate) fn open_database(dir: &Path, options: DbOptions, create: bool) -> Res
             match record.kind {
                 RecordKind::TxnBegin => {
                     losers.entry(record.txn_id).or_default();
+                    first_lsn.entry(record.txn_id).or_insert(*start);
                 }
                 RecordKind::Undo => {
                     let entry = UndoEntry::from_record(record).ok_or_else(|| DbError::Recovery {
@@ -260,6 +273,16 @@ pub(crate) fn open_database(dir: &Path, options: DbOptions, create: bool) -> Res
         report: RecoveryReport::default(),
     };
     db.load_catalog()?;
+    // The applied redo now lives in dirty pages (the pool keeps the
+    // checkpoint behind them); only the losers' undo records must stay in
+    // the log, so the floor drops to the first of them and checkpoints can
+    // make room for the rollback's own redo.
+    let scan_start = scan.as_ref().map_or(Lsn::ZERO, |s| s.report.checkpoint_lsn);
+    let loser_floor = losers
+        .keys()
+        .map(|t| first_lsn.get(t).copied().unwrap_or(scan_start))
+        .min();
+    db.txns.set_recovery(loser_floor);
     for (txn, entries) in &losers {
         for entry in entries.iter().rev() {
             let index = db.index_by_id(IndexId(entry.index_id)).map_err(|_| DbError::Recovery {
