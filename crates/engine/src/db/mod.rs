@@ -55,8 +55,12 @@
 //! appends an undo record ([`undo`]) and only then changes the tree, and
 //! rollback (explicit, on drop, or at recovery for *loser* transactions)
 //! restores the before-images in reverse through the tree as ordinary
-//! logged changes, then logs `TxnRollback`. Commit logs `TxnCommit` and
-//! waits as `flush_log_at_trx_commit` says.
+//! logged changes, then logs `TxnRollback`. Commit logs `TxnCommit`,
+//! releases the locks, then waits as `flush_log_at_trx_commit` says (early
+//! lock release: a transaction that read the released rows commits after
+//! the `TxnCommit` in log order, so it can never be durable without it; a
+//! read-only reader may see a commit that a crash then loses, as with
+//! InnoDB's modes 0 and 2).
 //!
 //! The redo scan must contain the undo records of every transaction that
 //! may be a loser. The shell is given a checkpoint floor ([`TxnTable`]):
