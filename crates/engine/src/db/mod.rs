@@ -63,7 +63,7 @@
 //! InnoDB's modes 0 and 2).
 //!
 //! The redo scan must contain the undo records of every transaction that
-//! may be a loser. The shell is given a checkpoint floor ([`TxnTable`]):
+//! may be a loser. The shell is given a checkpoint floor (`TxnTable`):
 //! no checkpoint passes the log head as of a transaction's first write
 //! until its commit or rollback record is durable, nor the recovery scan's
 //! start until recovery finished. (Cost: a long transaction holds the
