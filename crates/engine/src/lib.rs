@@ -4,6 +4,7 @@
 
 pub mod btree;
 pub mod buffer;
+pub mod db;
 pub mod page;
 pub mod page_store;
 pub mod redo;

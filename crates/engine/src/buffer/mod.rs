@@ -59,7 +59,7 @@ use std::path::PathBuf;
 
 pub use metrics::MetricsSnapshot;
 pub use redo_apply::{apply_redo_record, ApplyOutcome, RedoApplyError};
-pub use shell::{BufferPoolShell, ShellConfig};
+pub use shell::{BufferPoolShell, CheckpointFloor, ShellConfig};
 pub use space_store::{ShellGuard, SpaceStore};
 
 use crate::redo::RedoError;

@@ -109,6 +109,14 @@ impl Default for ShellConfig {
     }
 }
 
+/// A lower bound the layer above puts on checkpoints: the shell never
+/// checkpoints past the LSN it returns (`None`: no bound now). The
+/// transaction layer uses it to keep the redo of every unfinished
+/// transaction (its logical undo entries) after the checkpoint, and to keep
+/// the whole recovery scan until recovery is done. It must return an
+/// append-group boundary and must not block on the shell.
+pub type CheckpointFloor = Arc<dyn Fn() -> Option<Lsn> + Send + Sync>;
+
 /// How a writer takes the shared latch of a page to copy it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum LatchWait {
@@ -156,6 +164,8 @@ pub(crate) struct Inner {
     pub wake_cv: Condvar,
     poisoned: OnceLock<String>,
     pub metrics: Mutex<VecDeque<MetricsSnapshot>>,
+    /// See [`CheckpointFloor`]; read after the checkpoint candidate.
+    checkpoint_floor: Option<CheckpointFloor>,
 }
 
 /// The buffer pool shell. Share it as `Arc<BufferPoolShell>`; see the
@@ -184,6 +194,19 @@ impl BufferPoolShell {
         redo: Arc<RedoLog>,
         doublewrite: Option<Arc<Doublewrite>>,
         tablespaces: Vec<Arc<Tablespace>>,
+    ) -> Result<Arc<Self>> {
+        Self::open_with_floor(config, redo, doublewrite, tablespaces, None)
+    }
+
+    /// [`Self::open`] with a [`CheckpointFloor`] in force from the first
+    /// moment (the background threads may checkpoint right after open,
+    /// before recovery has applied anything).
+    pub fn open_with_floor(
+        config: ShellConfig,
+        redo: Arc<RedoLog>,
+        doublewrite: Option<Arc<Doublewrite>>,
+        tablespaces: Vec<Arc<Tablespace>>,
+        checkpoint_floor: Option<CheckpointFloor>,
     ) -> Result<Arc<Self>> {
         let config_err = |reason: String| BufferError::Config { reason };
         let Some(first) = tablespaces.first() else {
@@ -244,6 +267,7 @@ impl BufferPoolShell {
             wake_cv: Condvar::new(),
             poisoned: OnceLock::new(),
             metrics: Mutex::new(VecDeque::new()),
+            checkpoint_floor,
             config,
         });
         let shell = Arc::new(Self {
@@ -623,9 +647,15 @@ impl Inner {
     pub fn checkpoint(&self) -> Result<Lsn> {
         let _serial = self.checkpoint_lock.lock();
         self.check_poison()?;
-        let lsn = {
+        let candidate = {
             let _order = self.flush_order.lock();
             self.core.lock().pool.checkpoint_candidate()
+        };
+        // The floor is read after the candidate: a bound registered later
+        // starts at or after the log head of that moment, so past the candidate.
+        let lsn = match self.checkpoint_floor.as_ref().and_then(|f| f()) {
+            Some(floor) => candidate.min(floor),
+            None => candidate,
         };
         let last = self.redo.checkpoint_lsn();
         if lsn <= last {

@@ -57,6 +57,9 @@ pub enum RecordKind {
     TxnRollback = 5,
     /// A checkpoint marker; payload: the u64 checkpoint LSN.
     CheckpointMarker = 6,
+    /// A transaction's logical undo entry for one row change, logged before
+    /// the change; page is `PageId(0, 0)`; payload: see `crate::db::undo`.
+    Undo = 7,
 }
 
 impl RecordKind {
@@ -72,6 +75,7 @@ impl RecordKind {
             4 => Self::TxnCommit,
             5 => Self::TxnRollback,
             6 => Self::CheckpointMarker,
+            7 => Self::Undo,
             _ => return None,
         })
     }
@@ -344,7 +348,7 @@ mod tests {
     proptest! {
         #[test]
         fn any_record_round_trips_and_any_bit_flip_is_detected(
-            tag in 1u8..=6,
+            tag in 1u8..=7,
             txn in any::<u64>(),
             space in any::<u32>(),
             page_no in any::<u32>(),

@@ -1,0 +1,631 @@
+//! The embeddable database: catalog, transactions, key locking, logical
+//! undo and crash recovery over the buffer pool shell and the B+tree.
+//!
+//! ```text
+//! Database ── catalog (B+tree, root = page 0 of the data space)
+//!    │        name → (index id, root page, unique)
+//!    ├── indexes: one B+tree per index, all in the one data space
+//!    ├── LockTable: (index, key) S/X locks, strict 2PL, deadlock detection
+//!    ├── TxnTable: unfinished transactions → checkpoint floor
+//!    └── BufferPoolShell ── RedoLog, Doublewrite, Tablespace
+//! ```
+//!
+//! # Files
+//! In `data_dir` (default: the directory given to `create`/`open`):
+//! `flushwise.data` (space 1, every index), `flushwise.dblwr` (doublewrite,
+//! if enabled); in `redo_dir` (default: the same directory):
+//! `flushwise.redo`. See [`DbPaths`].
+//!
+//! # Indexes and tables
+//! An *index* is a named B+tree of byte keys to byte values. A *table* is
+//! simply its primary index (unique); there is no schema. A unique index's
+//! [`Txn::insert`] fails with [`DbError::DuplicateKey`] if the key exists. A
+//! non-unique index stores `(secondary key, primary key)` composites
+//! ([`crate::btree::secondary::composite_key`]) through
+//! [`Txn::insert_secondary`] and is read with [`Txn::lookup_secondary`];
+//! keeping it in step with its table is the caller's job (within the same
+//! transaction, so it is atomic). Index creation is not transactional: it
+//! is durable when `create_index` returns, and cannot be dropped.
+//!
+//! # Transactions and isolation
+//! Strict two-phase locking on keys ([`lock`]): a read takes a shared lock
+//! on `(index, key)` *before* reading (also when the key is absent, so a
+//! point lookup of a missing key blocks its concurrent insertion), a write
+//! an exclusive one; all are held to commit or rollback. Deadlocks are
+//! detected on the wait-for graph (the requester that closes a cycle gets
+//! [`DbError::Deadlock`]), with a lock-wait timeout
+//! ([`DbError::LockTimeout`]) as the backstop. After either error the
+//! caller rolls back and retries; [`Database::run`] does both.
+//!
+//! Range and prefix scans lock every key they *return* (shared, or
+//! exclusive for the `_for_update` variants), re-reading each value after
+//! its lock is granted. They do **not** lock gaps: a concurrent transaction
+//! may insert a new key into a scanned range (a phantom) and a repeated scan
+//! in the same transaction may see it. Serialisable use of ranges needs a
+//! guard lock, as TPC-C provides: New-Order and Delivery both lock the
+//! DISTRICT row exclusively before touching NEW_ORDER (New-Order to bump
+//! `D_NEXT_O_ID` and insert the order, Delivery to take the oldest
+//! undelivered order of the district), so the two never interleave on one
+//! district's NEW_ORDER range; Stock-Level and Order-Status only read
+//! committed rows under shared locks, which TPC-C allows to see phantoms.
+//!
+//! # Atomicity with steal, and recovery
+//! Pages with uncommitted changes may be written at any time (the cleaner
+//! and eviction do not know about transactions). So each row change first
+//! appends an undo record ([`undo`]) and only then changes the tree, and
+//! rollback (explicit, on drop, or at recovery for *loser* transactions)
+//! restores the before-images in reverse through the tree as ordinary
+//! logged changes, then logs `TxnRollback`. Commit logs `TxnCommit`,
+//! releases the locks, then waits as `flush_log_at_trx_commit` says (early
+//! lock release: a transaction that read the released rows commits after
+//! the `TxnCommit` in log order, so it can never be durable without it; a
+//! read-only reader may see a commit that a crash then loses, as with
+//! InnoDB's modes 0 and 2).
+//!
+//! The redo scan must contain the undo records of every transaction that
+//! may be a loser. The shell is given a checkpoint floor (`TxnTable`):
+//! no checkpoint passes the log head as of a transaction's first write
+//! until its commit or rollback record is durable, nor the recovery scan's
+//! start until recovery finished. (Cost: a long transaction holds the
+//! checkpoint back; the redo log then fills and writers get the log-full
+//! error after the shell's retries. Keep transactions shorter than the log.)
+//!
+//! Recovery at open ([`recovery`]): doublewrite repair, a verification read
+//! of every page (a corrupt page that could not be repaired is
+//! [`DbError::CorruptPage`] naming file and page), redo apply in LSN order,
+//! loser rollback through the trees, checkpoint; see [`RecoveryReport`].
+//!
+//! # Invariants
+//! 1. A transaction's undo record for a change is in the log before the
+//!    change's page records (it is appended in an earlier group).
+//! 2. A key changed by an unfinished transaction is locked exclusively by
+//!    it (so its undo restores exactly what others last committed).
+//! 3. The checkpoint LSN never exceeds the floor of any transaction whose
+//!    end record is not yet durable.
+//! 4. Dropping a `Database` without [`Database::close`] is a crash: what
+//!    the redo log made durable is recovered at the next open.
+
+pub mod lock;
+pub mod recovery;
+pub mod store;
+pub mod txn;
+pub mod undo;
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+use std::ops::Bound;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use flushwise_core::Lsn;
+use parking_lot::{Mutex, RwLock};
+
+use crate::btree::{BTree, BTreeError, Direction};
+use crate::buffer::{BufferError, BufferPoolShell, ShellConfig};
+use crate::page::{PageError, PageSize};
+use crate::redo::{FlushMode, RedoError, RedoLog};
+use crate::storage::{EngineStorageError, IoMode, StorageError};
+
+pub use lock::{LockMode, LockTable, TxnId};
+pub use recovery::RecoveryReport;
+pub use store::SharedStore;
+pub use txn::Txn;
+pub use undo::UndoEntry;
+
+/// Space id of the data tablespace.
+pub const DATA_SPACE_ID: u32 = 1;
+/// Root page of the catalog tree: the first page allocated in a new space.
+pub const CATALOG_ROOT_PAGE: u32 = 0;
+/// Retries of [`Database::run`] by default.
+pub const RUN_RETRIES_DEFAULT: u32 = 100;
+
+const CATALOG_INDEX_PREFIX: &[u8] = b"index\0";
+const CATALOG_INDEX_ID: u32 = 0;
+
+/// Options of a database. `data_dir`/`redo_dir` default to the directory
+/// given to [`Database::create`] / [`Database::open`].
+#[derive(Clone, Debug)]
+pub struct DbOptions {
+    pub data_dir: Option<PathBuf>,
+    pub redo_dir: Option<PathBuf>,
+    /// Fixed at creation; `open` checks it.
+    pub page_size: PageSize,
+    pub buffer_pool_bytes: u64,
+    /// Redo capacity, fixed at creation (a multiple of 512).
+    pub redo_bytes: u64,
+    /// Data and doublewrite files (the redo log is always buffered, it
+    /// writes 512-byte blocks). Buffered by default: it works on every
+    /// filesystem; use `Direct` for measurements.
+    pub io: IoMode,
+    pub doublewrite: bool,
+    pub flush_log_at_trx_commit: FlushMode,
+    /// Page-cleaning policy (`flushwise_core::policy::POLICY_NAMES`).
+    pub policy: String,
+    pub lock_wait_timeout: Duration,
+    pub checkpoint_interval: Duration,
+    /// Read and verify every data page at open (fills
+    /// `RecoveryReport::pages_read`; a corrupt page fails the open).
+    pub verify_pages_at_open: bool,
+}
+
+impl Default for DbOptions {
+    fn default() -> Self {
+        Self {
+            data_dir: None,
+            redo_dir: None,
+            page_size: PageSize::DEFAULT,
+            buffer_pool_bytes: 64 << 20,
+            redo_bytes: 64 << 20,
+            io: IoMode::Buffered,
+            doublewrite: true,
+            flush_log_at_trx_commit: FlushMode::SyncAtCommit,
+            policy: "self-tuning".into(),
+            lock_wait_timeout: Duration::from_secs(5),
+            checkpoint_interval: Duration::from_secs(1),
+            verify_pages_at_open: true,
+        }
+    }
+}
+
+/// Where the files of a database are.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DbPaths {
+    pub data: PathBuf,
+    pub doublewrite: PathBuf,
+    pub redo: PathBuf,
+}
+
+impl DbPaths {
+    pub fn new(dir: &Path, options: &DbOptions) -> Self {
+        let data_dir = options.data_dir.as_deref().unwrap_or(dir);
+        let redo_dir = options.redo_dir.as_deref().unwrap_or(dir);
+        Self {
+            data: data_dir.join("flushwise.data"),
+            doublewrite: data_dir.join("flushwise.dblwr"),
+            redo: redo_dir.join("flushwise.redo"),
+        }
+    }
+}
+
+/// Errors of the database layer. Messages are lowercase and name the file,
+/// page or index concerned.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum DbError {
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+    #[error(transparent)]
+    PageFile(#[from] EngineStorageError),
+    #[error(transparent)]
+    Redo(#[from] RedoError),
+    #[error(transparent)]
+    Buffer(#[from] BufferError),
+    #[error("{path}: page {page_no} is corrupt and could not be repaired: {reason}")]
+    CorruptPage {
+        path: PathBuf,
+        page_no: u32,
+        reason: String,
+    },
+    #[error("index {index}: {source}")]
+    Index {
+        index: String,
+        #[source]
+        source: BTreeError,
+    },
+    #[error("index {index}: duplicate key {key:?}")]
+    DuplicateKey { index: String, key: String },
+    #[error("no index named {name:?}")]
+    NoSuchIndex { name: String },
+    #[error("no index with id {id}")]
+    NoSuchIndexId { id: u32 },
+    #[error("index {name:?} already exists")]
+    IndexExists { name: String },
+    #[error("index {index} is {kind}: {what}")]
+    WrongIndexKind {
+        index: String,
+        kind: &'static str,
+        what: &'static str,
+    },
+    #[error(
+        "transaction {txn}: deadlock on index {index} (waiting for transactions {blockers:?}); roll back and retry"
+    )]
+    Deadlock {
+        txn: TxnId,
+        index: String,
+        blockers: Vec<TxnId>,
+    },
+    #[error("transaction {txn}: lock wait timeout on index {index} after {waited_ms} ms (held by {blockers:?}); roll back and retry")]
+    LockTimeout {
+        txn: TxnId,
+        index: String,
+        waited_ms: u64,
+        blockers: Vec<TxnId>,
+    },
+    #[error("transaction {txn} is finished")]
+    TxnFinished { txn: TxnId },
+    #[error("catalog of {path}: {reason}")]
+    Catalog { path: PathBuf, reason: String },
+    #[error("{path}: {reason}")]
+    Files { path: PathBuf, reason: String },
+    #[error("invalid database options: {reason}")]
+    Options { reason: String },
+    #[error("recovery of {path}: loser transaction {txn}: {reason}")]
+    Recovery { path: PathBuf, txn: TxnId, reason: String },
+}
+
+impl DbError {
+    /// True for the errors after which the transaction should be rolled back
+    /// and retried (deadlock victim, lock wait timeout).
+    pub fn is_retryable(&self) -> bool {
+        matches!(self, DbError::Deadlock { .. } | DbError::LockTimeout { .. })
+    }
+
+    fn index(index: &str, source: BTreeError) -> Self {
+        // A corrupt page read through the tree names its file and page.
+        DbError::Index {
+            index: index.to_string(),
+            source,
+        }
+    }
+}
+
+pub type Result<T> = std::result::Result<T, DbError>;
+
+/// An index handle (stable for the life of the database).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct IndexId(pub u32);
+
+impl fmt::Display for IndexId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+/// An open index.
+pub(crate) struct Index {
+    pub id: IndexId,
+    pub name: String,
+    pub unique: bool,
+    pub tree: BTree<SharedStore>,
+}
+
+/// Unfinished transactions and the checkpoint floor they impose
+/// (invariant 3 of the module doc).
+#[derive(Default)]
+pub(crate) struct TxnTable {
+    state: Mutex<TxnTableState>,
+}
+
+#[derive(Default)]
+struct TxnTableState {
+    /// Writing transactions → log head before their first record.
+    active: BTreeMap<TxnId, Lsn>,
+    /// Ended transactions whose end record may not be durable yet:
+    /// (end LSN of the record, floor).
+    ending: Vec<(Lsn, Lsn)>,
+    /// Recovery in progress: the scan's start.
+    recovery: Option<Lsn>,
+}
+
+impl TxnTable {
+    pub(crate) fn register(&self, txn: TxnId, redo: &RedoLog) {
+        let mut st = self.state.lock();
+        let head = redo.current_lsn();
+        st.active.entry(txn).or_insert(head);
+    }
+
+    pub(crate) fn finish(&self, txn: TxnId, end_lsn: Lsn) {
+        let mut st = self.state.lock();
+        if let Some(floor) = st.active.remove(&txn) {
+            st.ending.push((end_lsn, floor));
+        }
+    }
+
+    pub(crate) fn set_recovery(&self, floor: Option<Lsn>) {
+        self.state.lock().recovery = floor;
+    }
+
+    fn floor(&self, redo: &RedoLog) -> Option<Lsn> {
+        let mut st = self.state.lock();
+        if !st.ending.is_empty() {
+            let durable = redo.durable_lsn();
+            st.ending.retain(|(end, _)| *end > durable);
+        }
+        let active = st.active.values().copied().min();
+        let ending = st.ending.iter().map(|(_, f)| *f).min();
+        [active, ending, st.recovery].into_iter().flatten().min()
+    }
+
+    pub(crate) fn active_count(&self) -> usize {
+        self.state.lock().active.len()
+    }
+}
+
+/// An open database. Share it between threads by reference (or `Arc`);
+/// transactions borrow it.
+pub struct Database {
+    pub(crate) options: DbOptions,
+    pub(crate) paths: DbPaths,
+    pub(crate) redo: Arc<RedoLog>,
+    pub(crate) shell: Arc<BufferPoolShell>,
+    pub(crate) store: SharedStore,
+    pub(crate) catalog: BTree<SharedStore>,
+    pub(crate) indexes: RwLock<HashMap<u32, Arc<Index>>>,
+    pub(crate) names: RwLock<HashMap<String, IndexId>>,
+    pub(crate) locks: LockTable,
+    pub(crate) txns: Arc<TxnTable>,
+    pub(crate) next_txn: AtomicU64,
+    pub(crate) ddl: Mutex<()>,
+    pub(crate) report: RecoveryReport,
+}
+
+impl fmt::Debug for Database {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Database").field("paths", &self.paths).finish()
+    }
+}
+
+fn encode_catalog_value(id: u32, root: u32, unique: bool) -> Vec<u8> {
+    let mut v = Vec::with_capacity(9);
+    v.extend_from_slice(&id.to_le_bytes());
+    v.extend_from_slice(&root.to_le_bytes());
+    v.push(u8::from(unique));
+    v
+}
+
+fn decode_catalog_value(v: &[u8]) -> Option<(u32, u32, bool)> {
+    if v.len() != 9 {
+        return None;
+    }
+    let id = u32::from_le_bytes(v[0..4].try_into().ok()?);
+    let root = u32::from_le_bytes(v[4..8].try_into().ok()?);
+    let unique = match v[8] {
+        0 => false,
+        1 => true,
+        _ => return None,
+    };
+    Some((id, root, unique))
+}
+
+impl Database {
+    /// Creates a new database in `dir` (refuses existing database files).
+    pub fn create(dir: impl AsRef<Path>, options: DbOptions) -> Result<Self> {
+        recovery::open_database(dir.as_ref(), options, true)
+    }
+
+    /// Opens an existing database in `dir`, recovering it after a crash.
+    pub fn open(dir: impl AsRef<Path>, options: DbOptions) -> Result<Self> {
+        recovery::open_database(dir.as_ref(), options, false)
+    }
+
+    /// Clean close: every dirty page is written, a checkpoint at the log
+    /// head is taken and the log is closed. (Transactions borrow the
+    /// database, so none can be open.)
+    pub fn close(self) -> Result<()> {
+        self.shell.shutdown()?;
+        let Database {
+            redo,
+            shell,
+            store,
+            catalog,
+            indexes,
+            ..
+        } = self;
+        drop(indexes);
+        drop(catalog);
+        drop(store);
+        drop(shell);
+        match Arc::try_unwrap(redo) {
+            Ok(log) => log.close()?,
+            // Still shared (a leaked handle): make everything durable anyway.
+            Err(log) => log.wait_durable(log.current_lsn())?,
+        }
+        Ok(())
+    }
+
+    /// What recovery did at open.
+    pub fn recovery_report(&self) -> &RecoveryReport {
+        &self.report
+    }
+
+    pub fn paths(&self) -> &DbPaths {
+        &self.paths
+    }
+
+    pub fn options(&self) -> &DbOptions {
+        &self.options
+    }
+
+    /// The buffer pool shell (metrics, policy parameters).
+    pub fn shell(&self) -> &Arc<BufferPoolShell> {
+        &self.shell
+    }
+
+    pub fn redo(&self) -> &Arc<RedoLog> {
+        &self.redo
+    }
+
+    /// Writes every dirty page (uncommitted changes included).
+    pub fn flush_all(&self) -> Result<()> {
+        Ok(self.shell.flush_all()?)
+    }
+
+    /// A fuzzy checkpoint now (bounded by unfinished transactions).
+    pub fn checkpoint(&self) -> Result<Lsn> {
+        Ok(self.shell.checkpoint()?)
+    }
+
+    /// Creates an index (a table is its unique primary index). Durable on
+    /// return; not part of any transaction.
+    pub fn create_index(&self, name: &str, unique: bool) -> Result<IndexId> {
+        let _ddl = self.ddl.lock();
+        if self.names.read().contains_key(name) {
+            return Err(DbError::IndexExists { name: name.to_string() });
+        }
+        let id = self.indexes.read().keys().copied().max().unwrap_or(CATALOG_INDEX_ID) + 1;
+        let tree = BTree::create(self.store.clone()).map_err(|e| DbError::index(name, e))?;
+        let mut key = CATALOG_INDEX_PREFIX.to_vec();
+        key.extend_from_slice(name.as_bytes());
+        self.catalog
+            .insert(&key, &encode_catalog_value(id, tree.root_page_no(), unique))
+            .map_err(|e| DbError::index("catalog", e))?;
+        self.redo.wait_durable(self.redo.current_lsn())?;
+        let index = Arc::new(Index {
+            id: IndexId(id),
+            name: name.to_string(),
+            unique,
+            tree,
+        });
+        self.indexes.write().insert(id, index);
+        self.names.write().insert(name.to_string(), IndexId(id));
+        Ok(IndexId(id))
+    }
+
+    /// The index named `name`.
+    pub fn index(&self, name: &str) -> Result<IndexId> {
+        self.names
+            .read()
+            .get(name)
+            .copied()
+            .ok_or_else(|| DbError::NoSuchIndex { name: name.to_string() })
+    }
+
+    /// Every index: (name, id, unique), by id.
+    pub fn indexes(&self) -> Vec<(String, IndexId, bool)> {
+        let mut v: Vec<_> = self
+            .indexes
+            .read()
+            .values()
+            .map(|i| (i.name.clone(), i.id, i.unique))
+            .collect();
+        v.sort_by_key(|(_, id, _)| *id);
+        v
+    }
+
+    pub(crate) fn index_by_id(&self, id: IndexId) -> Result<Arc<Index>> {
+        self.indexes
+            .read()
+            .get(&id.0)
+            .cloned()
+            .ok_or(DbError::NoSuchIndexId { id: id.0 })
+    }
+
+    /// Starts a transaction.
+    pub fn begin(&self) -> Txn<'_> {
+        let id = self.next_txn.fetch_add(1, Ordering::Relaxed);
+        Txn::new(self, id)
+    }
+
+    /// Runs `body` in a transaction and commits it, rolling back and
+    /// retrying (up to [`RUN_RETRIES_DEFAULT`] times) on deadlock or lock
+    /// timeout; any other error rolls back and is returned.
+    pub fn run<T>(&self, mut body: impl FnMut(&mut Txn<'_>) -> Result<T>) -> Result<T> {
+        let mut attempt = 0;
+        loop {
+            let mut txn = self.begin();
+            match body(&mut txn) {
+                Ok(v) => {
+                    txn.commit()?;
+                    return Ok(v);
+                }
+                Err(e) => {
+                    txn.rollback()?;
+                    attempt += 1;
+                    if !e.is_retryable() || attempt > RUN_RETRIES_DEFAULT {
+                        return Err(e);
+                    }
+                    // Back off a little, more for repeat victims.
+                    std::thread::sleep(Duration::from_micros(100 * u64::from(attempt.min(50))));
+                }
+            }
+        }
+    }
+
+    /// Unfinished writing transactions now.
+    pub fn active_transactions(&self) -> usize {
+        self.txns.active_count()
+    }
+
+    /// Locks held now (all transactions).
+    pub fn locks_held(&self) -> usize {
+        self.locks.locks_held()
+    }
+
+    /// Checks the shape of every index tree (tests, diagnostics).
+    pub fn check(&self) -> Result<()> {
+        self.catalog.check().map_err(|e| DbError::index("catalog", e))?;
+        for index in self.indexes.read().values() {
+            index.tree.check().map_err(|e| DbError::index(&index.name, e))?;
+        }
+        Ok(())
+    }
+
+    fn load_catalog(&self) -> Result<()> {
+        let range = self.catalog.range(
+            Bound::Included(CATALOG_INDEX_PREFIX),
+            Bound::Unbounded,
+            Direction::Forward,
+        );
+        for entry in range {
+            let (key, value) = entry.map_err(|e| DbError::index("catalog", e))?;
+            let Some(name) = key.strip_prefix(CATALOG_INDEX_PREFIX) else {
+                break;
+            };
+            let bad = |reason: String| DbError::Catalog {
+                path: self.paths.data.clone(),
+                reason,
+            };
+            let name =
+                String::from_utf8(name.to_vec()).map_err(|_| bad(format!("index name {name:?} is not utf-8")))?;
+            let (id, root, unique) =
+                decode_catalog_value(&value).ok_or_else(|| bad(format!("entry of index {name} is malformed")))?;
+            let tree = BTree::open(self.store.clone(), root).map_err(|e| DbError::index(&name, e))?;
+            self.names.write().insert(name.clone(), IndexId(id));
+            self.indexes.write().insert(
+                id,
+                Arc::new(Index {
+                    id: IndexId(id),
+                    name,
+                    unique,
+                    tree,
+                }),
+            );
+        }
+        Ok(())
+    }
+
+    pub(crate) fn shell_config(options: &DbOptions) -> Result<ShellConfig> {
+        let frames = options.buffer_pool_bytes / options.page_size.bytes_u64();
+        let frames = u32::try_from(frames)
+            .ok()
+            .filter(|f| *f >= 16)
+            .ok_or_else(|| DbError::Options {
+                reason: format!(
+                    "buffer_pool_bytes {} gives {frames} pages of {}; need 16..=u32::MAX",
+                    options.buffer_pool_bytes,
+                    options.page_size.bytes()
+                ),
+            })?;
+        Ok(ShellConfig {
+            frames,
+            policy: options.policy.clone(),
+            checkpoint_interval: options.checkpoint_interval,
+            ..ShellConfig::default()
+        })
+    }
+}
+
+/// Maps a page error surfaced through the tree or the shell to
+/// [`DbError::CorruptPage`] when it is one.
+pub(crate) fn corrupt_page(e: &EngineStorageError) -> Option<DbError> {
+    match e {
+        EngineStorageError::Page(PageError::Corrupt { file, page_no, reason }) => Some(DbError::CorruptPage {
+            path: file.clone(),
+            page_no: *page_no,
+            reason: reason.to_string(),
+        }),
+        _ => None,
+    }
+}

@@ -1,0 +1,313 @@
+//! Opening a database, and crash recovery.
+//!
+//! `open` steps (each error names its file):
+//! 1. open the redo log: its scan yields the complete append groups from
+//!    the last checkpoint (a truncated or corrupt log is the redo layer's
+//!    error, returned as is);
+//! 2. open the data tablespace and the doublewrite file and run
+//!    `Doublewrite::recover`: torn pages with a valid copy are restored;
+//! 3. read and verify every data page (`verify_pages_at_open`): a page that
+//!    is still corrupt is [`DbError::CorruptPage`], never used;
+//! 4. open the buffer pool shell with the checkpoint floor held at the scan
+//!    start (no checkpoint may pass redo not yet applied), and apply every
+//!    record in LSN order through `apply_redo` (pages already newer skip);
+//! 5. analysis over the same scan: a transaction with `TxnBegin`/`Undo`
+//!    records and no `TxnCommit`/`TxnRollback` is a loser; its undo entries
+//!    are collected in log order;
+//! 6. build the free-page set (after redo, before any allocation), open
+//!    the catalog and the index trees, undo each loser's entries in
+//!    reverse through the trees (ordinary logged changes), append its
+//!    `TxnRollback`, make the log durable;
+//! 7. release the floor and checkpoint.
+//!
+//! Between 4 and 6 the floor drops from the scan start to the first record
+//! of the oldest loser: applied redo is protected by the dirty pages it
+//! made (the pool never checkpoints past its oldest modification), so the
+//! rollback can checkpoint to make room for its own redo. A loser whose
+//! undo records fill most of the log can still run the log full at
+//! recovery (`RedoError::LogFull`): transactions must stay well below the
+//! redo capacity.
+//!
+//! Transaction ids restart above the largest one in the scan (ids only need
+//! to be unique within the redo the next recovery will read).
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::Path;
+use std::sync::atomic::AtomicU64;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use flushwise_core::Lsn;
+use parking_lot::{Mutex, RwLock};
+
+use super::lock::{LockTable, TxnId};
+use super::store::SharedStore;
+use super::txn::restore;
+use super::undo::UndoEntry;
+use super::{
+    corrupt_page, Database, DbError, DbOptions, DbPaths, IndexId, Result, TxnTable, CATALOG_ROOT_PAGE, DATA_SPACE_ID,
+};
+use crate::btree::BTree;
+use crate::buffer::{ApplyOutcome, BufferPoolShell, CheckpointFloor};
+use crate::page::PageError;
+use crate::redo::{Record, RecordKind, RedoConfig, RedoLog};
+use crate::storage::{open_file, AlignedBuf, Doublewrite, EngineStorageError, IoMode, Tablespace};
+
+/// Doublewrite slots (InnoDB's classic 128).
+const DOUBLEWRITE_SLOTS: u32 = crate::storage::doublewrite::DEFAULT_SLOTS;
+
+/// What recovery did at open (all zero after a clean shutdown, except
+/// `pages_read`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RecoveryReport {
+    /// Data pages read and verified at open.
+    pub pages_read: u64,
+    pub pages_repaired_from_doublewrite: u64,
+    /// Redo bytes from the checkpoint to the end of the log.
+    pub redo_bytes_applied: u64,
+    /// Redo records scanned / applied to a page (older pages only).
+    pub records_scanned: u64,
+    pub records_applied: u64,
+    /// The log ended in a torn or incomplete group (a crash mid-write).
+    pub torn_log_tail: bool,
+    pub losers_rolled_back: u64,
+    /// Undo entries applied to roll the losers back.
+    pub undo_entries_applied: u64,
+    pub duration: Duration,
+}
+
+impl fmt::Display for RecoveryReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "recovery: {} pages read, {} repaired from doublewrite, {} redo bytes ({} records scanned, {} applied{}), {} loser transactions rolled back ({} undo entries), {:.1} ms",
+            self.pages_read,
+            self.pages_repaired_from_doublewrite,
+            self.redo_bytes_applied,
+            self.records_scanned,
+            self.records_applied,
+            if self.torn_log_tail { ", torn tail" } else { "" },
+            self.losers_rolled_back,
+            self.undo_entries_applied,
+            self.duration.as_secs_f64() * 1e3
+        )
+    }
+}
+
+fn files_err(path: &Path, reason: impl Into<String>) -> DbError {
+    DbError::Files {
+        path: path.to_path_buf(),
+        reason: reason.into(),
+    }
+}
+
+fn redo_config(options: &DbOptions) -> RedoConfig {
+    RedoConfig {
+        log_buffer_bytes: (options.redo_bytes / 4).clamp(64 << 10, 16 << 20) as usize,
+        ..RedoConfig::default()
+    }
+}
+
+/// Step 3: every page verifies or was never written.
+fn verify_pages(ts: &Tablespace) -> Result<u64> {
+    let mut buf = AlignedBuf::zeroed(ts.page_size().bytes());
+    let mut read = 0;
+    for page_no in 0..ts.page_count() {
+        match ts.read_page(page_no, &mut buf) {
+            Ok(_) => read += 1,
+            Err(EngineStorageError::Page(PageError::NeverWritten { .. })) => read += 1,
+            Err(e) => return Err(corrupt_page(&e).unwrap_or(DbError::PageFile(e))),
+        }
+    }
+    Ok(read)
+}
+
+pub(crate) fn open_database(dir: &Path, options: DbOptions, create: bool) -> Result<Database> {
+    let started = Instant::now();
+    let paths = DbPaths::new(dir, &options);
+    let shell_config = Database::shell_config(&options)?;
+    let mut report = RecoveryReport::default();
+    for d in [paths.data.parent(), paths.redo.parent()].into_iter().flatten() {
+        if create {
+            std::fs::create_dir_all(d).map_err(|e| files_err(d, format!("cannot create the directory: {e}")))?;
+        }
+    }
+    if create {
+        for p in [&paths.data, &paths.redo] {
+            if p.exists() {
+                return Err(files_err(p, "a database file already exists here; open it instead"));
+            }
+        }
+    } else {
+        for p in [&paths.data, &paths.redo] {
+            if !p.exists() {
+                return Err(files_err(p, "no such database file"));
+            }
+        }
+    }
+
+    // 1. The redo log.
+    let redo_backend = open_file(&paths.redo, IoMode::Buffered, create)?;
+    let (redo, scan) = if create {
+        let log = RedoLog::create(&paths.redo, redo_backend, options.redo_bytes, redo_config(&options))?;
+        (log, None)
+    } else {
+        let (log, scan) = RedoLog::open(&paths.redo, redo_backend, redo_config(&options))?;
+        (log, Some(scan))
+    };
+    let redo = Arc::new(redo);
+
+    // 2. Data file and doublewrite repair.
+    let data_backend = open_file(&paths.data, options.io, create)?;
+    let ts = Arc::new(Tablespace::open(
+        DATA_SPACE_ID,
+        &paths.data,
+        data_backend,
+        options.page_size,
+    )?);
+    let dw = if options.doublewrite {
+        let backend = open_file(&paths.doublewrite, options.io, true)?;
+        let dw = Doublewrite::open(&paths.doublewrite, backend, options.page_size, DOUBLEWRITE_SLOTS)?;
+        if !create {
+            let dw_report = dw.recover(&[&ts])?;
+            report.pages_repaired_from_doublewrite = dw_report.pages_repaired() as u64;
+        }
+        Some(Arc::new(dw))
+    } else {
+        None
+    };
+
+    // 3. Verification.
+    if !create && options.verify_pages_at_open {
+        report.pages_read = verify_pages(&ts)?;
+    }
+
+    // 4. Shell with the floor at the scan start, then redo.
+    let txns = Arc::new(TxnTable::default());
+    if let Some(scan) = &scan {
+        txns.set_recovery(Some(scan.report.checkpoint_lsn));
+    }
+    let floor: CheckpointFloor = {
+        let txns = Arc::clone(&txns);
+        let redo = Arc::clone(&redo);
+        Arc::new(move || txns.floor(&redo))
+    };
+    let shell =
+        BufferPoolShell::open_with_floor(shell_config, Arc::clone(&redo), dw, vec![Arc::clone(&ts)], Some(floor))?;
+    let mut losers: BTreeMap<TxnId, Vec<UndoEntry>> = BTreeMap::new();
+    // Start LSN of each transaction's first record (its TxnBegin opens a
+    // group, so this is a group boundary).
+    let mut first_lsn: BTreeMap<TxnId, Lsn> = BTreeMap::new();
+    let mut max_txn: TxnId = 0;
+    if let Some(scan) = &scan {
+        report.redo_bytes_applied = scan.report.bytes;
+        report.records_scanned = scan.records.len() as u64;
+        report.torn_log_tail = scan.report.torn_tail;
+        for (start, record) in &scan.records {
+            if let ApplyOutcome::Applied { .. } = shell.apply_redo(record, *start)? {
+                report.records_applied += 1;
+            }
+            // 5. Analysis.
+            max_txn = max_txn.max(record.txn_id);
+            match record.kind {
+                RecordKind::TxnBegin => {
+                    losers.entry(record.txn_id).or_default();
+                    first_lsn.entry(record.txn_id).or_insert(*start);
+                }
+                RecordKind::Undo => {
+                    let entry = UndoEntry::from_record(record).ok_or_else(|| DbError::Recovery {
+                        path: paths.redo.clone(),
+                        txn: record.txn_id,
+                        reason: format!("malformed undo record at lsn {start}"),
+                    })?;
+                    losers.entry(record.txn_id).or_default().push(entry);
+                }
+                RecordKind::TxnCommit | RecordKind::TxnRollback => {
+                    losers.remove(&record.txn_id);
+                }
+                _ => {}
+            }
+        }
+    }
+
+    // 6. Catalog, trees, loser rollback.
+    let store = SharedStore(Arc::new(shell.store(DATA_SPACE_ID)?));
+    // Build the store's free-page set now, holding no latch: the store
+    // builds it lazily on the first allocation by latching every page
+    // shared, which self-deadlocks when that allocation is a B+tree split
+    // holding exclusive latches on the path.
+    store.0.free_pages()?;
+    let catalog = if create {
+        let tree = BTree::create(store.clone()).map_err(|e| DbError::index("catalog", e))?;
+        if tree.root_page_no() != CATALOG_ROOT_PAGE {
+            return Err(DbError::Catalog {
+                path: paths.data.clone(),
+                reason: format!("the catalog root landed on page {}", tree.root_page_no()),
+            });
+        }
+        redo.wait_durable(redo.current_lsn())?;
+        tree
+    } else {
+        BTree::open(store.clone(), CATALOG_ROOT_PAGE).map_err(|e| match &e {
+            crate::btree::BTreeError::Store(_) => DbError::Catalog {
+                path: paths.data.clone(),
+                reason: e.to_string(),
+            },
+            _ => DbError::index("catalog", e),
+        })?
+    };
+    let mut db = Database {
+        locks: LockTable::new(options.lock_wait_timeout),
+        options,
+        paths,
+        redo,
+        shell,
+        store,
+        catalog,
+        indexes: RwLock::new(Default::default()),
+        names: RwLock::new(Default::default()),
+        txns,
+        next_txn: AtomicU64::new(max_txn + 1),
+        ddl: Mutex::new(()),
+        report: RecoveryReport::default(),
+    };
+    db.load_catalog()?;
+    // The applied redo now lives in dirty pages (the pool keeps the
+    // checkpoint behind them); only the losers' undo records must stay in
+    // the log, so the floor drops to the first of them and checkpoints can
+    // make room for the rollback's own redo.
+    let scan_start = scan.as_ref().map_or(Lsn::ZERO, |s| s.report.checkpoint_lsn);
+    let loser_floor = losers
+        .keys()
+        .map(|t| first_lsn.get(t).copied().unwrap_or(scan_start))
+        .min();
+    db.txns.set_recovery(loser_floor);
+    for (txn, entries) in &losers {
+        for entry in entries.iter().rev() {
+            let index = db.index_by_id(IndexId(entry.index_id)).map_err(|_| DbError::Recovery {
+                path: db.paths.redo.clone(),
+                txn: *txn,
+                reason: format!(
+                    "undo entry names index {} which the catalog does not have",
+                    entry.index_id
+                ),
+            })?;
+            restore(&index, entry).map_err(|e| DbError::Index {
+                index: index.name.clone(),
+                source: e,
+            })?;
+            report.undo_entries_applied += 1;
+        }
+        db.redo.append(&[Record::txn_rollback(*txn)])?;
+        report.losers_rolled_back += 1;
+    }
+    db.redo.wait_durable(db.redo.current_lsn())?;
+
+    // 7. Floor off, checkpoint.
+    db.txns.set_recovery(None);
+    db.shell.checkpoint()?;
+    report.duration = started.elapsed();
+    db.report = report;
+    Ok(db)
+}
