@@ -11,4 +11,9 @@ if ! command -v cargo >/dev/null 2>&1; then
   . "$HOME/.cargo/env"
 fi
 cargo build --release -p flushwise-cli --quiet
-exec ./target/release/flushwise sim compare "$@"
+# Lee et al. Experiment 1 scaled by 20: 50 warehouses (~5 GB of pages), a
+# 205 MiB pool (the paper's 4 GiB of 100 GB), 819 MiB of redo, 20
+# connections, Samsung 850 PRO model; every registered policy.
+exec ./target/release/flushwise sim compare \
+  --warehouses 50 --buffer-pool 205M --redo 819M --connections 20 \
+  --device samsung-850-pro --warmup 120s --duration 60s "$@"
