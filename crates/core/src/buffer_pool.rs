@@ -706,6 +706,24 @@ impl BufferPool {
         self.pending_writes[kind.index()] -= 1;
     }
 
+    /// A write the core ordered was never issued (the shell could not latch
+    /// the page, or it refuses writes): the page stays dirty and the write
+    /// is taken out of the counters, as if it had not been ordered.
+    pub fn abandon_write(&mut self, frame: FrameId) {
+        let Io::Write(kind) = self.frames[frame.index()].io else {
+            panic!("abandon_write on {frame} without a write in flight");
+        };
+        self.fail_write(frame);
+        let counter = match kind {
+            WriteKind::LruBatch => &mut self.counters.lru_batch_flush_pages,
+            WriteKind::FlushList => &mut self.counters.flush_list_pages,
+            WriteKind::CleanerClean => &mut self.counters.cleaner_clean_pages,
+            WriteKind::SyncReplacement => &mut self.counters.sync_replacement_writes,
+            WriteKind::SyncRecoverability => &mut self.counters.sync_recoverability_writes,
+        };
+        *counter -= 1;
+    }
+
     // ----- page-cleaner batches -------------------------------------------
 
     /// One chunk of the LRU batch (`buf_flush_LRU_list_batch`): from the

@@ -478,3 +478,19 @@ proptest! {
         run_ops(ops);
     }
 }
+
+#[test]
+fn abandoned_write_leaves_page_dirty_and_uncounted() {
+    let mut p = pool(16);
+    load(&mut p, 1, 0);
+    dirty(&mut p, 1, 10);
+    let (writes, _) = p.flush_list_batch(1, Lsn::MAX, WriteKind::FlushList);
+    assert_eq!(p.counters().flush_list_pages, 1);
+    p.abandon_write(writes[0].frame);
+    assert_eq!(p.counters().flush_list_pages, 0);
+    assert!(p.is_dirty(writes[0].frame));
+    assert_eq!(p.pending_writes(WriteKind::FlushList), 0);
+    p.check_invariants();
+    let (again, _) = p.flush_list_batch(1, Lsn::MAX, WriteKind::FlushList);
+    assert_eq!(again.len(), 1, "the page can be ordered again");
+}

@@ -124,7 +124,7 @@ pub(crate) enum LatchWait {
     Block,
     /// Give up on pages latched exclusively (a user thread that may hold
     /// latches itself: InnoDB's `rw_lock_s_lock_nowait` for single-page
-    /// flushes). A skipped write is backed out with `fail_write`.
+    /// flushes). A skipped write is abandoned (`abandon_write`: uncounted).
     Try,
 }
 
@@ -536,7 +536,7 @@ impl Inner {
             return Ok(0);
         }
         if let Err(e) = self.check_poison() {
-            self.back_out(&orders);
+            self.abandon(&orders);
             return Err(e);
         }
         let mut images: Vec<(WriteOrder, AlignedBuf)> = Vec::with_capacity(orders.len());
@@ -555,7 +555,7 @@ impl Inner {
                 None => skipped.push(order),
             }
         }
-        self.back_out(&skipped);
+        self.abandon(&skipped);
         if images.is_empty() {
             return Ok(0);
         }
@@ -579,6 +579,20 @@ impl Inner {
         }
     }
 
+    /// Writes the core ordered but the shell never issued: uncounted.
+    fn abandon(&self, orders: &[WriteOrder]) {
+        if orders.is_empty() {
+            return;
+        }
+        let mut core = self.core.lock();
+        for o in orders {
+            core.pool.abandon_write(o.frame);
+        }
+        drop(core);
+        self.io_cv.notify_all();
+    }
+
+    /// Writes that were issued and failed: the pages stay dirty.
     fn back_out(&self, orders: &[WriteOrder]) {
         if orders.is_empty() {
             return;
