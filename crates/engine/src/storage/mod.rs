@@ -123,47 +123,33 @@ pub trait StorageBackend: Send + Sync {
     fn close(&self) -> Result<()>;
 }
 
-impl<T: StorageBackend + ?Sized> StorageBackend for Arc<T> {
-    fn len(&self) -> Result<u64> {
-        (**self).len()
-    }
-    fn read(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
-        (**self).read(offset, buf)
-    }
-    fn write(&self, offset: u64, data: &[u8]) -> Result<()> {
-        (**self).write(offset, data)
-    }
-    fn set_len(&self, len: u64) -> Result<()> {
-        (**self).set_len(len)
-    }
-    fn sync_data(&self) -> Result<()> {
-        (**self).sync_data()
-    }
-    fn close(&self) -> Result<()> {
-        (**self).close()
-    }
+/// Forwards the trait through a smart pointer to the backend it owns.
+macro_rules! forward_storage_backend {
+    ($($pointer:ident),*) => {$(
+        impl<T: StorageBackend + ?Sized> StorageBackend for $pointer<T> {
+            fn len(&self) -> Result<u64> {
+                (**self).len()
+            }
+            fn read(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
+                (**self).read(offset, buf)
+            }
+            fn write(&self, offset: u64, data: &[u8]) -> Result<()> {
+                (**self).write(offset, data)
+            }
+            fn set_len(&self, len: u64) -> Result<()> {
+                (**self).set_len(len)
+            }
+            fn sync_data(&self) -> Result<()> {
+                (**self).sync_data()
+            }
+            fn close(&self) -> Result<()> {
+                (**self).close()
+            }
+        }
+    )*};
 }
 
-impl<T: StorageBackend + ?Sized> StorageBackend for Box<T> {
-    fn len(&self) -> Result<u64> {
-        (**self).len()
-    }
-    fn read(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
-        (**self).read(offset, buf)
-    }
-    fn write(&self, offset: u64, data: &[u8]) -> Result<()> {
-        (**self).write(offset, data)
-    }
-    fn set_len(&self, len: u64) -> Result<()> {
-        (**self).set_len(len)
-    }
-    fn sync_data(&self) -> Result<()> {
-        (**self).sync_data()
-    }
-    fn close(&self) -> Result<()> {
-        (**self).close()
-    }
-}
+forward_storage_backend!(Arc, Box);
 
 /// How data files are accessed.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Hash, Default)]
