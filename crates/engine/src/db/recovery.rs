@@ -52,9 +52,14 @@ use crate::btree::BTree;
 use crate::buffer::{ApplyOutcome, BufferPoolShell, CheckpointFloor};
 use crate::page::PageError;
 use crate::redo::{Record, RecordKind, RedoConfig, RedoLog};
-use crate::storage::{open_file, AlignedBuf, Doublewrite, EngineStorageError, IoMode, Tablespace};
+use crate::storage::{
+    open_emulated, open_file, AlignedBuf, Doublewrite, EmulatedDevice, EngineStorageError, IoMode, Tablespace,
+};
 
 /// Doublewrite slots (InnoDB's classic 128).
+/// Where the data file starts on an emulated device: after the doublewrite
+/// file (at offset 0), with room to spare for the largest page size.
+const EMULATED_DATA_OFFSET_BYTES: u64 = 64 << 20;
 const DOUBLEWRITE_SLOTS: u32 = crate::storage::doublewrite::DEFAULT_SLOTS;
 
 /// What recovery did at open (all zero after a clean shutdown, except
@@ -159,7 +164,15 @@ pub(crate) fn open_database(dir: &Path, options: DbOptions, create: bool) -> Res
     let redo = Arc::new(redo);
 
     // 2. Data file and doublewrite repair.
-    let data_backend = open_file(&paths.data, options.io, create)?;
+    let emulated = options
+        .data_device
+        .as_ref()
+        .map(|spec| EmulatedDevice::new(spec.build()));
+    let open_data_file = |path: &Path, create: bool, base_offset_bytes: u64| match &emulated {
+        Some(device) => open_emulated(path, options.io, create, device.clone(), base_offset_bytes),
+        None => open_file(path, options.io, create),
+    };
+    let data_backend = open_data_file(&paths.data, create, EMULATED_DATA_OFFSET_BYTES)?;
     let ts = Arc::new(Tablespace::open(
         DATA_SPACE_ID,
         &paths.data,
@@ -167,7 +180,7 @@ pub(crate) fn open_database(dir: &Path, options: DbOptions, create: bool) -> Res
         options.page_size,
     )?);
     let dw = if options.doublewrite {
-        let backend = open_file(&paths.doublewrite, options.io, true)?;
+        let backend = open_data_file(&paths.doublewrite, true, 0)?;
         let dw = Doublewrite::open(&paths.doublewrite, backend, options.page_size, DOUBLEWRITE_SLOTS)?;
         if !create {
             let dw_report = dw.recover(&[&ts])?;
