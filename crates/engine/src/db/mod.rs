@@ -134,8 +134,15 @@ pub struct DbOptions {
     /// Fixed at creation; `open` checks it.
     pub page_size: PageSize,
     pub buffer_pool_bytes: u64,
-    /// Redo capacity, fixed at creation (a multiple of 512).
+    /// Redo capacity at creation (a multiple of 512). At open the file's
+    /// own capacity is used, unless `resize_redo_at_open` is set.
     pub redo_bytes: u64,
+    /// At open, give the redo log the capacity `redo_bytes` if it has
+    /// another. Only a cleanly closed database can be resized (its log holds
+    /// nothing to redo); otherwise the open fails and says so. The new log
+    /// is written beside the old one and renamed over it, so a crash during
+    /// the resize leaves one of the two whole.
+    pub resize_redo_at_open: bool,
     /// Data and doublewrite files (the redo log is always buffered, it
     /// writes 512-byte blocks). Buffered by default: it works on every
     /// filesystem; use `Direct` for measurements.
@@ -167,6 +174,7 @@ impl Default for DbOptions {
             page_size: PageSize::DEFAULT,
             buffer_pool_bytes: 64 << 20,
             redo_bytes: 64 << 20,
+            resize_redo_at_open: false,
             io: IoMode::Buffered,
             data_device: None,
             doublewrite: true,

@@ -51,7 +51,7 @@ use super::{
 use crate::btree::BTree;
 use crate::buffer::{ApplyOutcome, BufferPoolShell, CheckpointFloor};
 use crate::page::PageError;
-use crate::redo::{Record, RecordKind, RedoConfig, RedoLog};
+use crate::redo::{Record, RecordKind, RecoveryScan, RedoConfig, RedoLog};
 use crate::storage::{
     open_emulated, open_file, AlignedBuf, Doublewrite, EmulatedDevice, EngineStorageError, IoMode, Tablespace,
 };
@@ -79,6 +79,9 @@ pub struct RecoveryReport {
     pub losers_rolled_back: u64,
     /// Undo entries applied to roll the losers back.
     pub undo_entries_applied: u64,
+    /// The redo log was resized at open (`DbOptions::resize_redo_at_open`)
+    /// from this capacity.
+    pub redo_resized_from_bytes: Option<u64>,
     pub duration: Duration,
 }
 
@@ -96,7 +99,11 @@ impl fmt::Display for RecoveryReport {
             self.losers_rolled_back,
             self.undo_entries_applied,
             self.duration.as_secs_f64() * 1e3
-        )
+        )?;
+        if let Some(from) = self.redo_resized_from_bytes {
+            write!(f, ", redo log resized from {from} bytes")?;
+        }
+        Ok(())
     }
 }
 
@@ -112,6 +119,50 @@ fn redo_config(options: &DbOptions) -> RedoConfig {
         log_buffer_bytes: (options.redo_bytes / 4).clamp(64 << 10, 16 << 20) as usize,
         ..RedoConfig::default()
     }
+}
+
+/// Step 1b: replaces the redo log of a cleanly closed database by an empty
+/// one of `options.redo_bytes` that continues its LSNs. Written to a
+/// temporary file, synced, renamed over the old log, directory synced: a
+/// crash at any point leaves either the old clean log or the new empty one,
+/// and both say "nothing to redo" for data pages that are all durable.
+fn resize_redo(path: &Path, log: RedoLog, scan: &RecoveryScan, options: &DbOptions) -> Result<RedoLog> {
+    let pending = scan
+        .records
+        .iter()
+        .filter(|(_, r)| r.kind != RecordKind::CheckpointMarker)
+        .count();
+    if pending > 0 {
+        return Err(files_err(
+            path,
+            format!(
+                "cannot resize the redo log from {} to {} bytes: it holds {pending} records to recover \
+                 (the database was not closed cleanly); open it once without resizing, close it, then resize",
+                log.capacity_bytes(),
+                options.redo_bytes
+            ),
+        ));
+    }
+    let resume = log.current_lsn();
+    log.close()?;
+    let mut tmp_name = path.as_os_str().to_os_string();
+    tmp_name.push(".resize");
+    let tmp = std::path::PathBuf::from(tmp_name);
+    {
+        let backend = open_file(&tmp, IoMode::Buffered, true)?;
+        let fresh = RedoLog::create_from(&tmp, backend, options.redo_bytes, redo_config(options), resume)?;
+        fresh.close()?;
+    }
+    std::fs::rename(&tmp, path)
+        .map_err(|e| files_err(path, format!("cannot rename {} over it: {e}", tmp.display())))?;
+    if let Some(dir) = path.parent() {
+        std::fs::File::open(dir)
+            .and_then(|d| d.sync_all())
+            .map_err(|e| files_err(dir, format!("cannot sync the directory after the redo resize: {e}")))?;
+    }
+    let backend = open_file(path, IoMode::Buffered, false)?;
+    let (log, _empty) = RedoLog::open(path, backend, redo_config(options))?;
+    Ok(log)
 }
 
 /// Step 3: every page verifies or was never written.
@@ -159,7 +210,13 @@ pub(crate) fn open_database(dir: &Path, options: DbOptions, create: bool) -> Res
         (log, None)
     } else {
         let (log, scan) = RedoLog::open(&paths.redo, redo_backend, redo_config(&options))?;
-        (log, Some(scan))
+        if options.resize_redo_at_open && log.capacity_bytes() != options.redo_bytes {
+            let resized = resize_redo(&paths.redo, log, &scan, &options)?;
+            report.redo_resized_from_bytes = Some(scan.report.capacity_bytes);
+            (resized, Some(scan))
+        } else {
+            (log, Some(scan))
+        }
     };
     let redo = Arc::new(redo);
 

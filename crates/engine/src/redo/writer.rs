@@ -421,6 +421,22 @@ impl RedoLog {
         capacity_bytes: u64,
         config: RedoConfig,
     ) -> Result<RedoLog> {
+        Self::create_from(path, backend, capacity_bytes, config, sn_to_lsn(0))
+    }
+
+    /// [`Self::create`] for a log that continues an earlier one: the new
+    /// stream starts at the first block boundary at or after `resume_lsn`
+    /// (the old log's end), so LSNs never go backwards and every page LSN
+    /// already on disk stays below the new log's start. Used to resize the
+    /// log of a cleanly closed database (InnoDB 5.6.8+ does the same at
+    /// startup when `innodb_log_file_size` changed).
+    pub fn create_from(
+        path: &Path,
+        backend: Arc<dyn StorageBackend>,
+        capacity_bytes: u64,
+        config: RedoConfig,
+        resume_lsn: Lsn,
+    ) -> Result<RedoLog> {
         if !capacity_is_valid(capacity_bytes) {
             return Err(RedoError::InvalidConfig {
                 path: path.to_path_buf(),
@@ -433,7 +449,11 @@ impl RedoLog {
         backend.set_len(0)?;
         backend.set_len(file_len(capacity_bytes))?;
         backend.write(0, &FileHeader { capacity_bytes }.encode())?;
-        let start = sn_to_lsn(0);
+        let p = BLOCK_PAYLOAD as u64;
+        // The first record byte of the block holding `resume_lsn`, or of the
+        // next block: a fresh block boundary.
+        let resume_block = resume_lsn.0.saturating_sub(sn_to_lsn(0).0).div_ceil(BLOCK_SIZE as u64);
+        let start = sn_to_lsn(resume_block * p);
         let first = CheckpointBlock {
             checkpoint_no: 0,
             checkpoint_lsn: start,

@@ -1,0 +1,99 @@
+//! Resizing the redo log at open (`DbOptions::resize_redo_at_open`): a
+//! cleanly closed database gets a log of the new capacity that continues
+//! its LSNs; a crashed one is refused with a message saying what to do.
+
+use flushwise_engine::db::{Database, DbOptions};
+use flushwise_engine::page::PageSize;
+
+fn options(redo_bytes: u64) -> DbOptions {
+    DbOptions {
+        page_size: PageSize::new(4096).unwrap(),
+        buffer_pool_bytes: 1 << 20,
+        redo_bytes,
+        ..DbOptions::default()
+    }
+}
+
+fn fill(db: &Database, from: u32, to: u32) {
+    let idx = db.index("t").unwrap();
+    let mut txn = db.begin();
+    for i in from..to {
+        txn.insert(idx, format!("k{i:05}").as_bytes(), &[i as u8; 100]).unwrap();
+    }
+    txn.commit().unwrap();
+}
+
+fn check(db: &Database, to: u32) {
+    let idx = db.index("t").unwrap();
+    let mut txn = db.begin();
+    for i in 0..to {
+        assert_eq!(
+            txn.get(idx, format!("k{i:05}").as_bytes()).unwrap(),
+            Some(vec![i as u8; 100])
+        );
+    }
+    txn.commit().unwrap();
+    db.check().unwrap();
+}
+
+#[test]
+fn a_cleanly_closed_database_gets_the_new_capacity_and_keeps_every_row() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::create(dir.path(), options(4 << 20)).unwrap();
+    db.create_index("t", true).unwrap();
+    fill(&db, 0, 500);
+    let lsn_before = db.redo().current_lsn();
+    db.close().unwrap();
+
+    // Without the flag the file's capacity wins.
+    let db = Database::open(dir.path(), options(8 << 20)).unwrap();
+    assert_eq!(db.redo().capacity_bytes(), 4 << 20);
+    db.close().unwrap();
+
+    for new_capacity in [8u64 << 20, 2 << 20] {
+        let opts = DbOptions {
+            resize_redo_at_open: true,
+            ..options(new_capacity)
+        };
+        let db = Database::open(dir.path(), opts).unwrap();
+        assert_eq!(db.redo().capacity_bytes(), new_capacity);
+        assert!(db.recovery_report().redo_resized_from_bytes.is_some());
+        assert!(db.redo().current_lsn() >= lsn_before, "LSNs never go backwards");
+        check(&db, 500);
+        db.close().unwrap();
+    }
+
+    // The resized log works across a crash too.
+    let db = Database::open(dir.path(), options(2 << 20)).unwrap();
+    fill(&db, 500, 800);
+    drop(db); // crash
+    let db = Database::open(dir.path(), options(2 << 20)).unwrap();
+    check(&db, 800);
+    assert!(!dir.path().join("flushwise.redo.resize").exists());
+    db.close().unwrap();
+}
+
+#[test]
+fn a_crashed_database_is_not_resized_and_the_error_says_how_to_proceed() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::create(dir.path(), options(4 << 20)).unwrap();
+    db.create_index("t", true).unwrap();
+    fill(&db, 0, 300);
+    drop(db); // crash: the log holds redo to apply
+    let opts = DbOptions {
+        resize_redo_at_open: true,
+        ..options(8 << 20)
+    };
+    let err = Database::open(dir.path(), opts)
+        .err()
+        .expect("resize of a crashed database");
+    let msg = err.to_string();
+    assert!(
+        msg.contains("flushwise.redo") && msg.contains("not closed cleanly"),
+        "{msg}"
+    );
+    // Nothing was lost: the usual open recovers every row.
+    let db = Database::open(dir.path(), options(4 << 20)).unwrap();
+    check(&db, 300);
+    db.close().unwrap();
+}
