@@ -84,9 +84,9 @@ fn a_crashed_database_is_not_resized_and_the_error_says_how_to_proceed() {
         resize_redo_at_open: true,
         ..options(8 << 20)
     };
-    let err = Database::open(dir.path(), opts)
-        .err()
-        .expect("resize of a crashed database");
+    let Err(err) = Database::open(dir.path(), opts) else {
+        panic!("a crashed database was resized");
+    };
     let msg = err.to_string();
     assert!(
         msg.contains("flushwise.redo") && msg.contains("not closed cleanly"),
