@@ -9,3 +9,4 @@ pub mod page;
 pub mod page_store;
 pub mod redo;
 pub mod storage;
+pub mod trace_recorder;

@@ -23,6 +23,7 @@
 
 use std::cell::Cell;
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -40,6 +41,7 @@ use super::{background, redo_apply, BufferError, Result};
 use crate::page::{self, PageSize};
 use crate::redo::{Record, RedoLog};
 use crate::storage::{AlignedBuf, Doublewrite, EngineStorageError, Tablespace};
+use crate::trace_recorder::TraceRecorder;
 
 /// Wait between retries when no frame can be freed (InnoDB sleeps 10 ms
 /// from the third free-block iteration; 1 ms keeps small pools moving).
@@ -166,6 +168,9 @@ pub(crate) struct Inner {
     pub metrics: Mutex<VecDeque<MetricsSnapshot>>,
     /// See [`CheckpointFloor`]; read after the checkpoint candidate.
     checkpoint_floor: Option<CheckpointFloor>,
+    /// True while `trace` holds a recorder: the only cost of tracing off.
+    trace_on: AtomicBool,
+    trace: RwLock<Option<Arc<TraceRecorder>>>,
 }
 
 /// The buffer pool shell. Share it as `Arc<BufferPoolShell>`; see the
@@ -268,6 +273,8 @@ impl BufferPoolShell {
             poisoned: OnceLock::new(),
             metrics: Mutex::new(VecDeque::new()),
             checkpoint_floor,
+            trace_on: AtomicBool::new(false),
+            trace: RwLock::new(None),
             config,
         });
         let shell = Arc::new(Self {
@@ -333,6 +340,21 @@ impl BufferPoolShell {
     /// (e.g. `|pool| pool.check_invariants()`). Keep it short.
     pub fn with_core<R>(&self, f: impl FnOnce(&BufferPool) -> R) -> R {
         f(&self.inner.core.lock().pool)
+    }
+
+    /// Installs (or, with `None`, removes) the recorder that gets every
+    /// page fix and unfix user threads make through this shell's
+    /// [`SpaceStore`]s (see [`crate::trace_recorder`]). Guards taken before
+    /// a change keep reporting to the recorder that saw their fix.
+    pub fn set_trace_recorder(&self, recorder: Option<Arc<TraceRecorder>>) {
+        let mut slot = self.inner.trace.write();
+        self.inner.trace_on.store(recorder.is_some(), Ordering::Relaxed);
+        *slot = recorder;
+    }
+
+    /// The recorder installed now, if any.
+    pub fn trace_recorder(&self) -> Option<Arc<TraceRecorder>> {
+        self.inner.trace_recorder()
     }
 
     /// `log_free_check`: call before a mini-transaction while holding no
@@ -404,6 +426,14 @@ pub(crate) struct Fixed {
 }
 
 impl Inner {
+    /// The installed recorder; one relaxed load when there is none.
+    pub fn trace_recorder(&self) -> Option<Arc<TraceRecorder>> {
+        if !self.trace_on.load(Ordering::Relaxed) {
+            return None;
+        }
+        self.trace.read().clone()
+    }
+
     pub fn now_us(&self) -> TimeUs {
         self.origin.elapsed().as_micros() as TimeUs
     }

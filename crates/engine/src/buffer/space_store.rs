@@ -49,6 +49,7 @@ use crate::page_store::{Latch, PageGuard, PageStore, StoreError};
 use crate::redo::log_file::{lsn_to_sn, sn_to_lsn};
 use crate::redo::{Record, RedoError};
 use crate::storage::{AlignedBuf, Tablespace};
+use crate::trace_recorder::{self, TraceRecorder};
 
 /// Pages added to the file when no free page is left.
 pub const EXTEND_CHUNK_PAGES: u32 = 64;
@@ -90,6 +91,12 @@ pub struct ShellGuard<'a> {
     allocated: bool,
     freed: bool,
     committed: bool,
+    /// The recorder that saw this guard's fix and the agent it was
+    /// recorded for (the unfix goes to the same pair).
+    trace: Option<(Arc<TraceRecorder>, u32)>,
+    /// Redo bytes of this page in the group it was committed with
+    /// (`None`: not modified by a commit).
+    redo_bytes: Option<u32>,
 }
 
 impl SpaceStore {
@@ -163,6 +170,11 @@ impl SpaceStore {
             }
         };
         guard_acquired();
+        let trace = inner.trace_recorder().map(|t| {
+            let agent = trace_recorder::agent();
+            t.fix(agent, self.ts.page_id(page_no), latch);
+            (t, agent)
+        });
         Ok(ShellGuard {
             store: self,
             page_no,
@@ -173,6 +185,8 @@ impl SpaceStore {
             allocated: false,
             freed: false,
             committed: false,
+            trace,
+            redo_bytes: None,
         })
     }
 
@@ -214,6 +228,11 @@ impl SpaceStore {
         page::init(&mut w, self.ts.page_id(page_no), PageType::BTreeLeaf, old_lsn);
         let before = AlignedBuf::copy_from(&w);
         guard_acquired();
+        let trace = inner.trace_recorder().map(|t| {
+            let agent = trace_recorder::agent();
+            t.fix(agent, self.ts.page_id(page_no), Latch::Exclusive);
+            (t, agent)
+        });
         Ok(ShellGuard {
             store: self,
             page_no,
@@ -224,6 +243,8 @@ impl SpaceStore {
             allocated: true,
             freed: false,
             committed: false,
+            trace,
+            redo_bytes: None,
         })
     }
 
@@ -238,6 +259,8 @@ impl SpaceStore {
         inner.check_poison()?;
         let mut records: Vec<Record> = Vec::new();
         let mut touched: Vec<usize> = Vec::new();
+        // Per guard: the first of its records (for the trace's redo bytes).
+        let mut first_record: Vec<usize> = Vec::with_capacity(guards.len());
         for (i, g) in guards.iter_mut().enumerate() {
             assert!(
                 std::ptr::eq(g.store, self),
@@ -245,8 +268,9 @@ impl SpaceStore {
                 g.page_no
             );
             let id = self.ts.page_id(g.page_no);
-            let Hold::Exclusive(buf) = &mut g.hold else { continue };
             let n_before = records.len();
+            first_record.push(n_before);
+            let Hold::Exclusive(buf) = &mut g.hold else { continue };
             if g.freed {
                 let lsn = page::peek_lsn(buf);
                 page::init(buf, id, PageType::Free, lsn);
@@ -311,6 +335,14 @@ impl SpaceStore {
             inner.after_user_operation(&mut core);
         }
         drop(order);
+        for &i in &touched {
+            let end_record = first_record.get(i + 1).copied().unwrap_or(records.len());
+            let bytes: usize = records[first_record[i]..end_record]
+                .iter()
+                .map(Record::encoded_len)
+                .sum();
+            guards[i].redo_bytes = Some(u32::try_from(bytes).unwrap_or(u32::MAX));
+        }
         for g in &mut guards {
             g.committed = true;
             if g.freed {
@@ -419,6 +451,11 @@ impl Drop for ShellGuard<'_> {
                     buf.copy_from_slice(before);
                 }
             }
+        }
+        if let Some((t, agent)) = self.trace.take() {
+            // Before the latch goes: the trace shows holds in latch order.
+            let redo_bytes = if self.committed { self.redo_bytes } else { None };
+            t.unfix(agent, self.page_id(), PageGuard::latch(self), redo_bytes);
         }
         // Latch first, then the fix (invariant 2 of the module doc).
         self.hold = Hold::Released;

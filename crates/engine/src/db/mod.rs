@@ -461,6 +461,14 @@ impl Database {
         &self.shell
     }
 
+    /// Installs (or removes, with `None`) a page-reference trace recorder:
+    /// from now on every page fix and unfix of user threads (B+tree and
+    /// catalog accesses) is recorded. Transaction boundaries are the
+    /// workload's to record; see [`crate::trace_recorder`].
+    pub fn set_trace_recorder(&self, recorder: Option<Arc<crate::trace_recorder::TraceRecorder>>) {
+        self.shell.set_trace_recorder(recorder);
+    }
+
     pub fn redo(&self) -> &Arc<RedoLog> {
         &self.redo
     }
