@@ -28,6 +28,12 @@ pub struct Cli {
 
 #[derive(Subcommand, Debug)]
 pub enum Command {
+    /// The main job: TPC-C on the real engine under several page-cleaning
+    /// policies, side by side (prepares the database once, then reuses it).
+    Compare(Box<EngineCompareArgs>),
+    /// TPC-C on the real engine: prepare, run, check, export.
+    #[command(subcommand)]
+    Tpcc(TpccCommand),
     /// The deterministic simulator.
     #[command(subcommand)]
     Sim(SimCommand),
@@ -249,3 +255,159 @@ impl SimArgs {
         Ok(config)
     }
 }
+
+// ---------------------------------------------------------------------------
+// The real engine: `tpcc prepare|run|check|export` and `compare`.
+// ---------------------------------------------------------------------------
+
+#[derive(Subcommand, Debug)]
+pub enum TpccCommand {
+    /// Creates a database in --dir and loads W warehouses.
+    Prepare(TpccPrepareArgs),
+    /// Runs the TPC-C mix on a prepared database.
+    Run(Box<TpccRunArgs>),
+    /// Checks the TPC-C consistency conditions (clause 3.3.2).
+    Check(TpccCheckArgs),
+    /// Writes the nine tables as CSV files.
+    Export(TpccExportArgs),
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OnOff {
+    On,
+    Off,
+}
+
+/// Where a database lives.
+#[derive(Args, Debug, Clone)]
+pub struct DbLocationArgs {
+    /// The database directory (its files, and `flushwise-tpcc.json`).
+    #[arg(long, value_name = "DIR")]
+    pub dir: PathBuf,
+    /// Put the redo log in this directory instead (a separate disk, as Lee et
+    /// al. §5.1 did); give it again on every later command.
+    #[arg(long, value_name = "DIR")]
+    pub redo_dir: Option<PathBuf>,
+    /// Data-file I/O: direct (O_DIRECT, no OS page cache: what a measurement
+    /// needs) or buffered (any filesystem).
+    #[arg(long, value_name = "MODE", default_value = "direct")]
+    pub io: String,
+}
+
+#[derive(Args, Debug)]
+pub struct TpccPrepareArgs {
+    #[command(flatten)]
+    pub location: DbLocationArgs,
+    #[arg(long, default_value_t = 1)]
+    pub warehouses: u32,
+    /// Loader threads (default: available cores).
+    #[arg(long)]
+    pub threads: Option<usize>,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    #[arg(long, value_name = "BYTES", default_value = "16384")]
+    pub page_size: String,
+    /// Redo log capacity at creation (`run --redo` can resize it later).
+    #[arg(long, value_name = "SIZE", default_value = "256MiB")]
+    pub redo: String,
+    /// Buffer pool while loading.
+    #[arg(long, value_name = "SIZE", default_value = "256MiB")]
+    pub buffer_pool: String,
+}
+
+/// The engine and load flags shared by `tpcc run` and `compare`.
+#[derive(Args, Debug, Clone)]
+pub struct EngineRunArgs {
+    /// Connections (terminal threads).
+    #[arg(long, default_value_t = 16)]
+    pub connections: u32,
+    #[arg(long, value_name = "SIZE", default_value = "64MiB")]
+    pub buffer_pool: String,
+    /// Resize the redo log to SIZE before the run (a cleanly closed database
+    /// only); default: keep the capacity it has.
+    #[arg(long, value_name = "SIZE")]
+    pub redo: Option<String>,
+    /// `native` (this machine's disk) or `emulated PRESET` (real I/O whose
+    /// completion follows a device model: samsung-850-pro, nvme-generic,
+    /// wd-1tb-7200, db2-table3, ssd, hdd).
+    #[arg(long, num_args = 1..=2, value_names = ["KIND", "PRESET"], default_value = "native")]
+    pub device: Vec<String>,
+    #[arg(long, value_enum, default_value = "on")]
+    pub doublewrite: OnOff,
+    /// `innodb_flush_log_at_trx_commit`: 1 fsync at commit, 2 write at
+    /// commit and fsync each second, 0 both each second.
+    #[arg(long, value_name = "0|1|2", default_value_t = 1)]
+    pub flush_log_at_commit: u8,
+    /// Excluded from the measurement, e.g. 30s, 2m.
+    #[arg(long, value_name = "DURATION", default_value = "30s")]
+    pub warmup: String,
+    #[arg(long, value_name = "DURATION", default_value = "60s")]
+    pub duration: String,
+    #[arg(long, value_name = "DURATION", default_value = "10s")]
+    pub report_interval: String,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    #[arg(long, value_enum, default_value = "table")]
+    pub output: OutputFormat,
+}
+
+#[derive(Args, Debug)]
+pub struct TpccRunArgs {
+    #[command(flatten)]
+    pub location: DbLocationArgs,
+    #[command(flatten)]
+    pub engine: EngineRunArgs,
+    /// Page-cleaning policy (see `flushwise sim compare` for the list);
+    /// `name:key=value,...` sets its parameters.
+    #[arg(long, default_value = "self-tuning")]
+    pub policy: String,
+    /// Record the page-reference trace of the measured run (warm-up
+    /// included) in the simulator's format to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub trace: Option<PathBuf>,
+    /// Also write the interval rows as CSV to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub intervals: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub struct TpccCheckArgs {
+    #[command(flatten)]
+    pub location: DbLocationArgs,
+    /// Also check condition 11 (holds only right after `prepare`).
+    #[arg(long)]
+    pub condition_11: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct TpccExportArgs {
+    #[command(flatten)]
+    pub location: DbLocationArgs,
+    /// Output directory for the nine `<table>.csv` files.
+    #[arg(long, value_name = "CSVDIR")]
+    pub out: PathBuf,
+}
+
+#[derive(Args, Debug)]
+pub struct EngineCompareArgs {
+    /// Where the prepared database (and the per-run copies) live.
+    #[arg(long, value_name = "DIR", default_value = "flushwise-data")]
+    pub dir: PathBuf,
+    #[arg(long, value_name = "DIR")]
+    pub redo_dir: Option<PathBuf>,
+    #[arg(long, value_name = "MODE", default_value = "direct")]
+    pub io: String,
+    #[arg(long, default_value_t = COMPARE_WAREHOUSES_DEFAULT)]
+    pub warehouses: u32,
+    /// Comma-separated policies; the first is the ratio baseline.
+    #[arg(long, value_delimiter = ',', default_value = "mysql56,percona56,self-tuning")]
+    pub policies: Vec<String>,
+    #[command(flatten)]
+    pub engine: EngineRunArgs,
+    /// Results directory (a subdirectory per run of `compare`).
+    #[arg(long, value_name = "DIR", default_value = "results")]
+    pub out: PathBuf,
+}
+
+/// `compare`'s default scale; see `compare_cmd` for why.
+pub const COMPARE_WAREHOUSES_DEFAULT: u32 = 10;

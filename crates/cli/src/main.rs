@@ -1,5 +1,9 @@
-//! `flushwise`: the command line over the simulator and the trace tools.
+//! `flushwise`: the command line over the engine, the simulator and the
+//! trace tools.
 //!
+//! - `compare`: the main job, TPC-C on the real engine under several
+//!   policies side by side (prepares the database once);
+//! - `tpcc prepare | run | check | export`: TPC-C on the real engine;
 //! - `sim run`: one policy, one configuration;
 //! - `sim compare`: the same configuration per policy, side by side;
 //! - `sim experiment`: the papers' experiment grids, scaled or full;
@@ -14,17 +18,21 @@
 
 mod args;
 mod bench;
+mod compare_cmd;
+mod engine_opts;
+mod engine_run;
 mod experiment;
 mod output;
 mod runner;
 mod sim_cmd;
+mod tpcc_cmd;
 mod trace_cmd;
 
 use std::process::ExitCode;
 
 use clap::Parser;
 
-use args::{Cli, Command, SimCommand, TraceCommand};
+use args::{Cli, Command, SimCommand, TpccCommand, TraceCommand};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -36,6 +44,11 @@ fn main() -> ExitCode {
         Command::Trace(TraceCommand::RecordModel(a)) => trace_cmd::record_model(&a),
         Command::Trace(TraceCommand::OracleGeneral(a)) => trace_cmd::oracle_general(&a),
         Command::Trace(TraceCommand::Info(a)) => trace_cmd::info(&a),
+        Command::Tpcc(TpccCommand::Prepare(a)) => tpcc_cmd::prepare(&a),
+        Command::Tpcc(TpccCommand::Run(a)) => tpcc_cmd::run(&a),
+        Command::Tpcc(TpccCommand::Check(a)) => tpcc_cmd::check(&a),
+        Command::Tpcc(TpccCommand::Export(a)) => tpcc_cmd::export(&a),
+        Command::Compare(a) => compare_cmd::command(&a),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

@@ -18,5 +18,5 @@ pub mod units;
 pub mod workload;
 
 pub use config::{CpuCosts, SimConfig, WorkloadSpec};
-pub use metrics::{IntervalRow, RunResult};
+pub use metrics::{FlushFigures, IntervalRow, LatencySummary, RunResult, TxnCounts};
 pub use simulation::Simulation;

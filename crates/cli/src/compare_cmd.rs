@@ -1,0 +1,242 @@
+//! `flushwise compare`: the main job. The same TPC-C load on the real
+//! engine under several page-cleaning policies, side by side.
+//!
+//! 1. Prepare `DIR/tpcc-w<W>` once (reused by later invocations; its
+//!    manifest says what it holds), after checking free disk space.
+//! 2. Per policy: copy the prepared files to `DIR/run` (every policy starts
+//!    from the same bytes), run warm-up + measurement, close cleanly, check
+//!    the consistency conditions on the copy.
+//! 3. Print one table (NOPM, ratio to the first policy, sync-write share,
+//!    I/O per transaction, hit ratio, dirty share, check verdict) and write
+//!    `results.json` (one object per line), `results.csv` and
+//!    `intervals.csv` under `OUT/compare-<unix seconds>/`.
+//!
+//! The default scale is chosen to be I/O bound on this kind of machine
+//! (the pool a few percent of the data, as in Lee et al. §5.1, where a
+//! 4 GiB pool served a 100-warehouse, ~10 GiB database) while fitting a few
+//! GB of disk and about 15 minutes.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use flushwise_core::policy;
+
+use crate::args::{DbLocationArgs, EngineCompareArgs, OutputFormat};
+use crate::engine_opts::{self, human_bytes, Manifest};
+use crate::engine_run::{self, EngineRunOutput, EngineRunSpec};
+use crate::output::{self, Csv};
+use crate::runner::COMMIT;
+use crate::sim_cmd::{ratio_text, write_file};
+use crate::tpcc_cmd;
+
+/// Redo capacity the prepared database is created with: large enough that
+/// at this scale checkpoints are not the only thing the cleaners do.
+const COMPARE_REDO: &str = "256MiB";
+
+fn policies(args: &EngineCompareArgs) -> Result<Vec<String>, String> {
+    let names: Vec<String> = args
+        .policies
+        .iter()
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .collect();
+    if names.is_empty() {
+        return Err(format!(
+            "--policies: give at least one policy; accepted are {}",
+            policy::POLICY_NAMES.join(", ")
+        ));
+    }
+    for name in &names {
+        policy::build(name).map_err(|e| format!("--policies: {e}"))?;
+    }
+    Ok(names)
+}
+
+fn location(dir: PathBuf, args: &EngineCompareArgs) -> DbLocationArgs {
+    DbLocationArgs {
+        dir,
+        redo_dir: args.redo_dir.clone(),
+        io: args.io.clone(),
+    }
+}
+
+/// The prepared base database: reused when its manifest matches.
+fn prepared_base(args: &EngineCompareArgs) -> Result<(DbLocationArgs, Manifest), String> {
+    let base = location(args.dir.join(format!("tpcc-w{}", args.warehouses)), args);
+    if Manifest::path(&base.dir).exists() {
+        let manifest = Manifest::read(&base.dir)?;
+        println!(
+            "using the prepared database {} ({} warehouses, {}, loaded by commit {})",
+            base.dir.display(),
+            manifest.warehouses,
+            human_bytes(manifest.database_bytes),
+            manifest.commit
+        );
+        return Ok((base, manifest));
+    }
+    if base.dir.exists() {
+        // A load that did not finish: start again.
+        eprintln!("{}: no manifest (an unfinished load); removing it and loading again", base.dir.display());
+        fs::remove_dir_all(&base.dir).map_err(|e| format!("{}: cannot remove: {e}", base.dir.display()))?;
+    }
+    let redo = engine_opts::size_flag_bytes(COMPARE_REDO)?;
+    // Base plus one run copy.
+    let needed = 2 * tpcc_cmd::database_bytes_estimate(args.warehouses, redo);
+    engine_opts::require_free(&args.dir, needed, &format!("`compare` at {} warehouses (a database and one copy)", args.warehouses))?;
+    println!(
+        "preparing {} warehouses in {} (once; later runs reuse it)",
+        args.warehouses,
+        base.dir.display()
+    );
+    let threads = crate::runner::default_jobs();
+    let manifest = tpcc_cmd::prepare_database(&base, args.warehouses, threads, 1, "16384", COMPARE_REDO, "256MiB")?;
+    Ok((base, manifest))
+}
+
+struct PolicyOutcome {
+    out: EngineRunOutput,
+    check: Result<String, String>,
+}
+
+pub fn command(args: &EngineCompareArgs) -> Result<(), String> {
+    let names = policies(args)?;
+    let run_config = tpcc_cmd::run_config(&args.engine)?;
+    let (base, manifest) = prepared_base(args)?;
+    let copy = location(args.dir.join("run"), args);
+    engine_opts::require_free(&args.dir, manifest.database_bytes + (64 << 20), "a copy of the prepared database")?;
+    let pool_bytes = crate::args::size_flag("--buffer-pool", &args.engine.buffer_pool)?;
+    println!(
+        "workload: TPC-C, {} warehouses ({} on disk), {} connections, pool {} = {:.1}% of the data: I/O bound by design",
+        manifest.warehouses,
+        human_bytes(manifest.database_bytes),
+        args.engine.connections,
+        human_bytes(pool_bytes),
+        100.0 * pool_bytes as f64 / manifest.database_bytes.max(1) as f64
+    );
+    println!(
+        "each policy: copy the prepared database, warm up {}, measure {}, check consistency; commit={COMMIT}",
+        args.engine.warmup, args.engine.duration
+    );
+    let mut outcomes = Vec::new();
+    for name in &names {
+        engine_opts::copy_database(&base.dir, &copy.dir)?;
+        let options = engine_opts::run_options(&copy, &args.engine, name, &manifest)?;
+        let spec = EngineRunSpec {
+            dir: &copy.dir,
+            options,
+            manifest: &manifest,
+            run: run_config.clone(),
+            trace: None,
+            flush_log_at_trx_commit: args.engine.flush_log_at_commit,
+        };
+        println!("{name}: seed={} config_hash={} commit={COMMIT}", spec.run.seed, spec.config_hash());
+        let label = format!("{name:>12} ");
+        let out = engine_run::run(spec, name, |row| {
+            if args.engine.output == OutputFormat::Table {
+                println!("{}", tpcc_cmd::interval_line(&label, row));
+            }
+        })?;
+        let check = tpcc_cmd::check_database(&copy, false).and_then(|r| tpcc_cmd::check_verdict(&r));
+        match &check {
+            Ok(text) => println!("{name}: {text}"),
+            Err(text) => println!("{name}: {text}"),
+        }
+        outcomes.push(PolicyOutcome { out, check });
+    }
+    fs::remove_dir_all(&copy.dir).map_err(|e| format!("{}: cannot remove the run copy: {e}", copy.dir.display()))?;
+    let results_dir = write_results(&args.out, &outcomes)?;
+    let text = match args.engine.output {
+        OutputFormat::Table => compare_table(&outcomes),
+        OutputFormat::Json => outcomes
+            .iter()
+            .map(|o| serde_json::to_string(&o.out.result).map(|s| s + "\n"))
+            .collect::<Result<String, _>>()
+            .map_err(|e| format!("cannot render JSON: {e}"))?,
+        OutputFormat::Csv => {
+            let mut csv = Csv::default();
+            for o in &outcomes {
+                csv.push(output::flatten(&o.out.result));
+            }
+            csv.render()
+        }
+    };
+    print!("{text}");
+    println!("results: {}", results_dir.display());
+    if let Some(failed) = outcomes.iter().find_map(|o| o.check.as_ref().err()) {
+        return Err(failed.clone());
+    }
+    Ok(())
+}
+
+fn write_results(out: &Path, outcomes: &[PolicyOutcome]) -> Result<PathBuf, String> {
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let dir = out.join(format!("compare-{stamp}"));
+    fs::create_dir_all(&dir).map_err(|e| format!("--out {}: cannot create: {e}", dir.display()))?;
+    let mut json = String::new();
+    let mut csv = Csv::default();
+    let mut intervals = Csv::default();
+    for o in outcomes {
+        json.push_str(&serde_json::to_string(&o.out.result).map_err(|e| format!("cannot render JSON: {e}"))?);
+        json.push('\n');
+        let mut row = output::flatten(&o.out.result);
+        row.push((
+            "consistency".into(),
+            match &o.check {
+                Ok(_) => "pass".into(),
+                Err(e) => e.clone(),
+            },
+        ));
+        csv.push(row);
+        for r in &o.out.rows {
+            intervals.push(output::flatten_interval(r, COMMIT));
+        }
+    }
+    write_file(&dir.join("results.json"), &json, "--out")?;
+    write_file(&dir.join("results.csv"), &csv.render(), "--out")?;
+    write_file(&dir.join("intervals.csv"), &intervals.render(), "--out")?;
+    Ok(dir)
+}
+
+fn compare_table(outcomes: &[PolicyOutcome]) -> String {
+    let base = outcomes.first().map_or(0.0, |o| o.out.result.figures.nopm);
+    let header: Vec<String> = [
+        "policy",
+        "NOPM",
+        "ratio",
+        "sync_write_pct",
+        "io_per_txn",
+        "hit_ratio",
+        "dirty_pct_avg",
+        "p90 New-Order ms",
+        "consistency",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let rows: Vec<Vec<String>> = outcomes
+        .iter()
+        .map(|o| {
+            let r = &o.out.result;
+            let p90 = r
+                .latency
+                .iter()
+                .find(|l| l.txn_type == "New-Order" || l.txn_type == "new_order" || l.txn_type == "NewOrder")
+                .map_or("n/a".to_string(), |l| format!("{:.1}", l.p90_us as f64 / 1000.0));
+            vec![
+                r.policy.clone(),
+                format!("{:.0}", r.figures.nopm),
+                ratio_text(r.figures.nopm, base),
+                format!("{:.2}", r.figures.sync_write_pct),
+                format!("{:.2}", r.figures.io_per_txn),
+                format!("{:.4}", r.figures.hit_ratio),
+                format!("{:.1}", r.dirty_pct_avg),
+                p90,
+                if o.check.is_ok() { "pass".into() } else { "FAIL".into() },
+            ]
+        })
+        .collect();
+    output::render_table(&header, &rows)
+}

@@ -1,0 +1,342 @@
+//! One TPC-C run on the real engine: open the prepared database with the
+//! run's settings, drive the mix, and report the same flushing figures as
+//! the simulator (`FlushFigures`: NOPM, sync-write share, I/O per
+//! transaction, hit ratio, ...) from the engine's own counters.
+//!
+//! Measurement window: the driver ends an interval exactly at the end of
+//! the warm-up, so the pool counters captured at the last warm-up interval
+//! are the baseline the measured figures are differenced from (the start of
+//! the run if there is no warm-up). Gauges (dirty share, free frames,
+//! checkpoint age) are sampled once a second by a thread of this module and
+//! averaged over the measured window.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use flushwise_core::PoolCounters;
+use flushwise_engine::buffer::MetricsSnapshot;
+use flushwise_engine::db::{Database, DbOptions};
+use flushwise_engine::trace_recorder::{self, TraceRecorder};
+use flushwise_sim::{FlushFigures, IntervalRow, TxnCounts};
+use flushwise_trace::TxnType;
+use flushwise_workloads::tpcc::{self, IntervalReport, RunConfig, RunReport, TxnKind, TxnObserver};
+
+use crate::engine_opts::{device_text, Manifest};
+use crate::runner::COMMIT;
+
+/// Gauge sampling period (InnoDB's metrics are per second too).
+const SAMPLE_PERIOD: Duration = Duration::from_secs(1);
+
+/// What one engine run measured (the simulator's `RunResult` fields where
+/// they mean the same thing, plus the engine's own).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct EngineRunResult {
+    pub policy: String,
+    pub workload: String,
+    pub device: String,
+    pub buffer_pool_bytes: u64,
+    pub redo_bytes: u64,
+    pub page_size_bytes: u32,
+    pub doublewrite: bool,
+    pub flush_log_at_trx_commit: u8,
+    pub warehouses: u32,
+    pub connections: u32,
+    pub seed: u64,
+    pub config_hash: String,
+    pub commit: String,
+    #[serde(flatten)]
+    pub figures: FlushFigures,
+    /// Mean dirty share of the pool over the measured window, %.
+    pub dirty_pct_avg: f64,
+    pub free_pages_avg: f64,
+    pub checkpoint_age_avg_bytes: f64,
+    pub transactions: u64,
+    pub rollbacks: u64,
+    /// Deadlock / lock-timeout retries (not counted as transactions).
+    pub retries: u64,
+    pub requests: u64,
+    pub measured_seconds: f64,
+    pub wall_seconds: f64,
+    pub final_parameters: Vec<(String, f64)>,
+    pub latency: Vec<flushwise_sim::LatencySummary>,
+    pub mix_pct: Vec<(String, f64)>,
+    pub database_bytes: u64,
+    /// Records written to the `--trace` file, if one was recorded.
+    pub trace_records: Option<u64>,
+}
+
+/// A finished run: the result and its interval rows.
+pub struct EngineRunOutput {
+    pub result: EngineRunResult,
+    pub rows: Vec<IntervalRow>,
+    pub report: RunReport,
+}
+
+/// What to run.
+pub struct EngineRunSpec<'a> {
+    pub dir: &'a Path,
+    pub options: DbOptions,
+    pub manifest: &'a Manifest,
+    pub run: RunConfig,
+    pub trace: Option<PathBuf>,
+    pub flush_log_at_trx_commit: u8,
+}
+
+impl EngineRunSpec<'_> {
+    /// FNV-1a of everything that defines the run (not the paths).
+    pub fn config_hash(&self) -> String {
+        let o = &self.options;
+        let text = format!(
+            "tpcc-engine|policy={}|pool={}|redo={}|page={}|io={}|device={:?}|dw={}|flush={}|w={}|c={}|warmup={:?}|duration={:?}|seed={}|weights={:?}|load_seed={}",
+            o.policy,
+            o.buffer_pool_bytes,
+            o.redo_bytes,
+            o.page_size.bytes(),
+            o.io,
+            o.data_device.as_ref().map(|d| d.describe()),
+            o.doublewrite,
+            self.flush_log_at_trx_commit,
+            self.manifest.warehouses,
+            self.run.connections,
+            self.run.warmup,
+            self.run.duration,
+            self.run.seed,
+            self.run.weights,
+            self.manifest.seed,
+        );
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        for b in text.bytes() {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+        format!("{h:016x}")
+    }
+}
+
+fn trace_type(kind: TxnKind) -> TxnType {
+    match kind {
+        TxnKind::NewOrder => TxnType::NewOrder,
+        TxnKind::Payment => TxnType::Payment,
+        TxnKind::OrderStatus => TxnType::OrderStatus,
+        TxnKind::Delivery => TxnType::Delivery,
+        TxnKind::StockLevel => TxnType::StockLevel,
+    }
+}
+
+/// Records transaction boundaries into the trace; the engine records the
+/// page fixes of the same thread under the agent id set here.
+struct TraceObserver(Arc<TraceRecorder>);
+
+impl TxnObserver for TraceObserver {
+    fn terminal_start(&self, terminal: u32) {
+        trace_recorder::set_agent(terminal);
+    }
+    fn txn_begin(&self, terminal: u32, kind: TxnKind) {
+        self.0.txn_begin(terminal, trace_type(kind));
+    }
+    fn txn_end(&self, terminal: u32, kind: TxnKind, committed: bool) {
+        if committed {
+            self.0.txn_commit(terminal, trace_type(kind));
+        } else {
+            self.0.txn_rollback(terminal, trace_type(kind));
+        }
+    }
+}
+
+/// Transaction counts in the simulator's layout, from driver counts.
+fn txn_counts(per_type: &[tpcc::driver::TypeCounts]) -> TxnCounts {
+    let mut out = TxnCounts::default();
+    for (i, kind) in TxnKind::ALL.iter().enumerate() {
+        if let Some(c) = per_type.iter().find(|c| c.kind == kind.name()) {
+            out.committed[i] = c.commits;
+            out.rolled_back[i] = c.rollbacks;
+        }
+    }
+    out
+}
+
+#[derive(Default)]
+struct GaugeSums {
+    samples: u64,
+    dirty_pct: f64,
+    free_pages: f64,
+    checkpoint_age_bytes: f64,
+}
+
+fn dirty_pct(m: &MetricsSnapshot, frames: u64) -> f64 {
+    100.0 * f64::from(m.Innodb_buffer_pool_pages_dirty) / frames.max(1) as f64
+}
+
+fn parameters(m: &MetricsSnapshot) -> Vec<(String, f64)> {
+    m.parameters.iter().map(|(k, v)| (k.to_string(), *v)).collect()
+}
+
+/// Opens, runs, closes. `label` prefixes progress lines on stderr.
+pub fn run(spec: EngineRunSpec<'_>, label: &str, mut on_row: impl FnMut(&IntervalRow)) -> Result<EngineRunOutput, String> {
+    let wall = Instant::now();
+    let config_hash = spec.config_hash();
+    let db = Database::open(spec.dir, spec.options.clone()).map_err(|e| format!("{}: {e}", spec.dir.display()))?;
+    let report = db.recovery_report();
+    if report.records_applied > 0 || report.losers_rolled_back > 0 || report.redo_resized_from_bytes.is_some() {
+        eprintln!("{label}: {report}");
+    }
+    let db = Arc::new(db);
+    let frames = db.shell().config().frames as u64;
+    let recorder = match &spec.trace {
+        Some(path) => {
+            let description = format!(
+                "flushwise engine TPC-C: {} warehouses, {} connections, policy {}, seed {}, commit {COMMIT}",
+                spec.manifest.warehouses, spec.run.connections, spec.options.policy, spec.run.seed
+            );
+            let recorder = TraceRecorder::create(path, spec.options.page_size.bytes() as u32, description)
+                .map_err(|e| format!("--trace: {e}"))?;
+            let recorder = Arc::new(recorder);
+            db.set_trace_recorder(Some(Arc::clone(&recorder)));
+            Some(recorder)
+        }
+        None => None,
+    };
+    let observer: Option<Arc<dyn TxnObserver>> = recorder
+        .as_ref()
+        .map(|r| Arc::new(TraceObserver(Arc::clone(r))) as Arc<dyn TxnObserver>);
+
+    // Gauge sampler.
+    let measuring = Arc::new(AtomicBool::new(spec.run.warmup.is_zero()));
+    let stop = Arc::new(AtomicBool::new(false));
+    let sums = Arc::new(Mutex::new(GaugeSums::default()));
+    let sampler = {
+        let (db, measuring, stop, sums) = (Arc::clone(&db), Arc::clone(&measuring), Arc::clone(&stop), Arc::clone(&sums));
+        std::thread::Builder::new()
+            .name("tpcc-gauges".into())
+            .spawn(move || {
+                let mut next = Instant::now() + SAMPLE_PERIOD;
+                while !stop.load(Ordering::Relaxed) {
+                    let now = Instant::now();
+                    if now < next {
+                        std::thread::sleep((next - now).min(Duration::from_millis(50)));
+                        continue;
+                    }
+                    next += SAMPLE_PERIOD;
+                    if !measuring.load(Ordering::Relaxed) {
+                        continue;
+                    }
+                    let m = db.shell().metrics();
+                    if let Ok(mut s) = sums.lock() {
+                        s.samples += 1;
+                        s.dirty_pct += dirty_pct(&m, frames);
+                        s.free_pages += f64::from(m.Innodb_buffer_pool_pages_free);
+                        s.checkpoint_age_bytes += m.log_lsn_checkpoint_age as f64;
+                    }
+                }
+            })
+            .map_err(|e| format!("cannot start the gauge sampler thread: {e}"))?
+    };
+
+    let start_snapshot = db.shell().metrics();
+    let mut baseline: PoolCounters = start_snapshot.counters;
+    let mut previous: PoolCounters = start_snapshot.counters;
+    let mut rows = Vec::new();
+    let warmup_s = spec.run.warmup.as_secs_f64();
+    let policy = spec.options.policy.clone();
+    let seed = spec.run.seed;
+    let mut on_interval = |r: &IntervalReport| {
+        let m = db.shell().metrics();
+        let counts = txn_counts(&r.per_type);
+        let row = IntervalRow {
+            policy: policy.clone(),
+            seed,
+            config_hash: config_hash.clone(),
+            time_s: r.elapsed_s - warmup_s,
+            warmup: r.warmup,
+            figures: FlushFigures::compute(&m.counters.since(&previous), &counts, r.interval_s),
+            dirty_pct: dirty_pct(&m, frames),
+            free_pages: m.Innodb_buffer_pool_pages_free,
+            checkpoint_age_bytes: m.log_lsn_checkpoint_age,
+            parameters: parameters(&m),
+        };
+        previous = m.counters;
+        if r.warmup {
+            baseline = m.counters;
+        } else {
+            measuring.store(true, Ordering::Relaxed);
+        }
+        on_row(&row);
+        rows.push(row);
+    };
+    // The warm-up's last interval ends exactly at the measurement start:
+    // from then on the sampler averages.
+    let outcome = tpcc::run(&db, &spec.run, observer, &mut on_interval);
+    stop.store(true, Ordering::Relaxed);
+    let _ = sampler.join();
+    let end = db.shell().metrics();
+    let trace_records = match &recorder {
+        Some(r) => {
+            db.set_trace_recorder(None);
+            Some(r.finish().map_err(|e| format!("--trace: {e}"))?)
+        }
+        None => None,
+    };
+    let run_report = outcome.map_err(|e| format!("tpcc run: {e}"))?;
+    let db = Arc::try_unwrap(db).map_err(|_| "the database is still shared after the run".to_string())?;
+    db.close().map_err(|e| format!("{}: closing after the run: {e}", spec.dir.display()))?;
+
+    let measured = end.counters.since(&baseline);
+    let counts = txn_counts(&run_report.per_type);
+    let figures = FlushFigures::compute(&measured, &counts, run_report.duration_s);
+    let sums = sums.lock().map(|s| (s.samples, s.dirty_pct, s.free_pages, s.checkpoint_age_bytes));
+    let (n, dirty, free, age) = sums.unwrap_or((0, 0.0, 0.0, 0.0));
+    let n = n.max(1) as f64;
+    let latency = run_report
+        .latency
+        .iter()
+        .map(|l| flushwise_sim::LatencySummary {
+            txn_type: l.kind.to_string(),
+            count: l.count,
+            p50_us: l.p50_us,
+            p90_us: l.p90_us,
+            p95_us: l.p95_us,
+            p99_us: l.p99_us,
+            p999_us: l.p999_us,
+            max_us: l.max_us,
+        })
+        .collect();
+    let result = EngineRunResult {
+        policy: spec.options.policy.clone(),
+        workload: "tpcc-engine".into(),
+        device: device_text(&spec.options.data_device, spec.options.io),
+        buffer_pool_bytes: spec.options.buffer_pool_bytes,
+        redo_bytes: spec.options.redo_bytes,
+        page_size_bytes: spec.options.page_size.bytes() as u32,
+        doublewrite: spec.options.doublewrite,
+        flush_log_at_trx_commit: spec.flush_log_at_trx_commit,
+        warehouses: run_report.warehouses,
+        connections: run_report.connections,
+        seed: spec.run.seed,
+        config_hash,
+        commit: COMMIT.to_string(),
+        figures,
+        dirty_pct_avg: dirty / n,
+        free_pages_avg: free / n,
+        checkpoint_age_avg_bytes: age / n,
+        transactions: counts.total(),
+        rollbacks: run_report.rollbacks,
+        retries: run_report.retries,
+        requests: measured.requests,
+        measured_seconds: run_report.duration_s,
+        wall_seconds: wall.elapsed().as_secs_f64(),
+        final_parameters: parameters(&end),
+        latency,
+        mix_pct: run_report.mix_pct.clone(),
+        database_bytes: crate::engine_opts::dir_bytes(spec.dir).unwrap_or(0),
+        trace_records,
+    };
+    Ok(EngineRunOutput {
+        result,
+        rows,
+        report: run_report,
+    })
+}

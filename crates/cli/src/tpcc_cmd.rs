@@ -1,0 +1,402 @@
+//! `tpcc prepare | run | check | export`: TPC-C on the real engine.
+//!
+//! `prepare` creates the database and loads it (refusing a directory that
+//! already holds one), then writes the manifest. `run` opens it with the
+//! run's engine settings (pool, policy, device, doublewrite, flush mode;
+//! `--redo` resizes the log of the cleanly closed database), drives the mix
+//! and prints per-interval lines and a final summary; `check` verifies the
+//! consistency conditions and fails (exit 2) naming each violation;
+//! `export` writes the nine tables as CSV.
+
+use std::io::Write as _;
+use std::path::Path;
+use std::sync::Mutex;
+use std::time::Instant;
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use flushwise_engine::db::{Database, DbOptions};
+use flushwise_workloads::tpcc::{self, CheckReport, LoadConfig, LoadProgress, RunConfig};
+
+use crate::args::{
+    size_flag, DbLocationArgs, OutputFormat, TpccCheckArgs, TpccExportArgs, TpccPrepareArgs, TpccRunArgs,
+};
+use crate::engine_opts::{self, human_bytes, Manifest};
+use crate::engine_run::{self, EngineRunOutput, EngineRunSpec};
+use crate::output::{self, Csv};
+use crate::runner::{progress_enabled, COMMIT};
+use crate::sim_cmd::write_file;
+
+/// Disk per warehouse a load needs, with margin: about 100 MiB of InnoDB
+/// pages per warehouse is the usual figure (ecosystem.md §2); ours is
+/// smaller, the margin covers page fill and the doublewrite file.
+pub const BYTES_PER_WAREHOUSE_ESTIMATE: u64 = 110 << 20;
+/// The item table and the files' fixed parts.
+pub const BYTES_FIXED_ESTIMATE: u64 = 64 << 20;
+
+/// Bytes a prepared database of `warehouses` is expected to take, redo included.
+pub fn database_bytes_estimate(warehouses: u32, redo_bytes: u64) -> u64 {
+    BYTES_FIXED_ESTIMATE + u64::from(warehouses) * BYTES_PER_WAREHOUSE_ESTIMATE + redo_bytes
+}
+
+/// Options to open a prepared database for `check` / `export` (a modest
+/// pool; nothing else matters for reading).
+fn read_options(location: &DbLocationArgs, manifest: &Manifest) -> Result<DbOptions, String> {
+    Ok(DbOptions {
+        redo_dir: location.redo_dir.clone(),
+        page_size: flushwise_engine::page::PageSize::new(manifest.page_size_bytes as usize)
+            .map_err(|e| format!("{}: page size: {e}", engine_opts::MANIFEST_FILE))?,
+        buffer_pool_bytes: 128 << 20,
+        redo_bytes: manifest.redo_bytes,
+        io: engine_opts::io_mode(&location.io)?,
+        verify_pages_at_open: false,
+        ..DbOptions::default()
+    })
+}
+
+fn open(dir: &Path, options: DbOptions) -> Result<Database, String> {
+    let db = Database::open(dir, options).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let report = db.recovery_report();
+    if report.records_applied > 0 || report.losers_rolled_back > 0 {
+        eprintln!("{report}");
+    }
+    Ok(db)
+}
+
+/// Creates and loads; returns the manifest written.
+pub fn prepare_database(
+    location: &DbLocationArgs,
+    warehouses: u32,
+    threads: usize,
+    seed: u64,
+    page_size: &str,
+    redo: &str,
+    buffer_pool: &str,
+) -> Result<Manifest, String> {
+    let dir = &location.dir;
+    if warehouses == 0 {
+        return Err("--warehouses 0: at least one warehouse is needed".into());
+    }
+    if Manifest::path(dir).exists() || dir.join("flushwise.data").exists() {
+        return Err(format!(
+            "--dir {}: a database is already here; remove the directory or choose another",
+            dir.display()
+        ));
+    }
+    let page = engine_opts::page_size(page_size)?;
+    let redo_bytes = size_flag("--redo", redo)?;
+    let needed = database_bytes_estimate(warehouses, redo_bytes);
+    engine_opts::require_free(dir, needed, &format!("a {warehouses}-warehouse database"))?;
+    let options = DbOptions {
+        redo_dir: location.redo_dir.clone(),
+        page_size: page,
+        buffer_pool_bytes: size_flag("--buffer-pool", buffer_pool)?,
+        redo_bytes,
+        io: engine_opts::io_mode(&location.io)?,
+        ..DbOptions::default()
+    };
+    let db = Database::create(dir, options).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let started = Instant::now();
+    let bar = progress_enabled().then(|| {
+        let bar = ProgressBar::with_draw_target(Some(1), ProgressDrawTarget::stderr());
+        let style = ProgressStyle::with_template("loading [{bar:30}] {percent:>3}% {pos}/{len} rows {per_sec} {eta}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> ");
+        bar.set_style(style);
+        bar
+    });
+    let last_line = Mutex::new(Instant::now());
+    let progress = |p: LoadProgress| {
+        if let Some(bar) = &bar {
+            bar.set_length(p.rows_expected.max(1));
+            bar.set_position(p.rows_loaded);
+        } else if let Ok(mut last) = last_line.lock() {
+            // Without a terminal: one line every 10 s.
+            if last.elapsed().as_secs() >= 10 {
+                *last = Instant::now();
+                eprintln!("loading: {} of {} rows", p.rows_loaded, p.rows_expected);
+            }
+        }
+    };
+    let config = LoadConfig {
+        warehouses,
+        threads,
+        seed,
+        ..LoadConfig::default()
+    };
+    let report = tpcc::prepare(&db, &config, &progress).map_err(|e| format!("tpcc prepare: {e}"))?;
+    if let Some(bar) = &bar {
+        bar.finish_and_clear();
+    }
+    db.close().map_err(|e| format!("{}: closing after the load: {e}", dir.display()))?;
+    let manifest = Manifest {
+        warehouses,
+        page_size_bytes: page.bytes() as u32,
+        redo_bytes,
+        seed,
+        rows: report.rows_loaded,
+        load_seconds: started.elapsed().as_secs_f64(),
+        database_bytes: engine_opts::dir_bytes(dir)?,
+        commit: COMMIT.to_string(),
+    };
+    manifest.write(dir)?;
+    println!(
+        "prepared {} warehouses in {}: {} rows in {:.1} s ({:.0} rows/s, {} threads), {} on disk; seed={} commit={}",
+        warehouses,
+        dir.display(),
+        report.rows_loaded,
+        report.elapsed_s,
+        report.rows_per_s,
+        report.threads,
+        human_bytes(manifest.database_bytes),
+        seed,
+        COMMIT
+    );
+    Ok(manifest)
+}
+
+pub fn prepare(args: &TpccPrepareArgs) -> Result<(), String> {
+    let threads = args.threads.unwrap_or_else(crate::runner::default_jobs).max(1);
+    prepare_database(
+        &args.location,
+        args.warehouses,
+        threads,
+        args.seed,
+        &args.page_size,
+        &args.redo,
+        &args.buffer_pool,
+    )
+    .map(|_| ())
+}
+
+/// Runs the consistency check on a closed database directory.
+pub fn check_database(location: &DbLocationArgs, condition_11: bool) -> Result<CheckReport, String> {
+    let manifest = Manifest::read(&location.dir)?;
+    let db = open(&location.dir, read_options(location, &manifest)?)?;
+    let report = tpcc::check(&db, condition_11).map_err(|e| format!("tpcc check: {e}"))?;
+    db.close().map_err(|e| format!("{}: {e}", location.dir.display()))?;
+    Ok(report)
+}
+
+/// One line per violation (condition, warehouse, district, ...), then a
+/// summary; `Err` if any condition failed.
+pub fn check_verdict(report: &CheckReport) -> Result<String, String> {
+    let conditions: Vec<String> = report.conditions_checked.iter().map(|c| c.to_string()).collect();
+    if report.passed() {
+        return Ok(format!(
+            "consistency: conditions {} hold for {} warehouses ({} rows read)",
+            conditions.join(","),
+            report.warehouses,
+            report.rows_read
+        ));
+    }
+    let mut lines = Vec::new();
+    for v in &report.violations {
+        let mut place = format!("warehouse {}", v.w_id);
+        if let Some(d) = v.d_id {
+            place.push_str(&format!(" district {d}"));
+        }
+        if let Some(c) = v.c_id {
+            place.push_str(&format!(" customer {c}"));
+        }
+        if let Some(o) = v.o_id {
+            place.push_str(&format!(" order {o}"));
+        }
+        lines.push(format!("condition {} violated at {place}: {}", v.condition, v.detail));
+    }
+    for line in &lines {
+        println!("{line}");
+    }
+    Err(format!(
+        "tpcc check: {} violations of conditions {}; first: {}",
+        report.violations_total,
+        conditions.join(","),
+        lines.first().cloned().unwrap_or_default()
+    ))
+}
+
+pub fn check(args: &TpccCheckArgs) -> Result<(), String> {
+    let report = check_database(&args.location, args.condition_11)?;
+    let text = check_verdict(&report)?;
+    println!("{text}");
+    Ok(())
+}
+
+pub fn export(args: &TpccExportArgs) -> Result<(), String> {
+    let manifest = Manifest::read(&args.location.dir)?;
+    let db = open(&args.location.dir, read_options(&args.location, &manifest)?)?;
+    let report = tpcc::export(&db, &args.out).map_err(|e| format!("tpcc export: {e}"))?;
+    db.close().map_err(|e| format!("{}: {e}", args.location.dir.display()))?;
+    for t in &report.tables {
+        println!("{:<12} {:>10} rows  {}", t.table, t.rows, t.path.display());
+    }
+    Ok(())
+}
+
+/// The driver configuration from the shared run flags.
+pub fn run_config(engine: &crate::args::EngineRunArgs) -> Result<RunConfig, String> {
+    let (warmup, duration, report_interval) = engine_opts::run_durations(engine)?;
+    if engine.connections == 0 {
+        return Err("--connections 0: at least one connection is needed".into());
+    }
+    Ok(RunConfig {
+        connections: engine.connections,
+        warmup,
+        duration,
+        report_interval,
+        seed: engine.seed,
+        ..RunConfig::default()
+    })
+}
+
+/// One interval line for people (tables) on stdout.
+pub fn interval_line(label: &str, row: &flushwise_sim::IntervalRow) -> String {
+    format!(
+        "{label}[{:>6.0}s{}] NOPM {:>7.0}  tpm {:>7.0}  reads {:>6}  async wr {:>6}  sync wr {:>5}/{:<5} ({:>5.1}%)  hit {:.4}  dirty {:>4.1}%  free {:>5}",
+        row.time_s,
+        if row.warmup { " warm-up" } else { "" },
+        row.figures.nopm,
+        row.figures.tpm_total,
+        row.figures.reads,
+        row.figures.async_writes,
+        row.figures.sync_replacement_writes,
+        row.figures.sync_recoverability_writes,
+        row.figures.sync_write_pct,
+        row.figures.hit_ratio,
+        row.dirty_pct,
+        row.free_pages
+    )
+}
+
+/// The final summary of one run, for people.
+pub fn summary_text(out: &EngineRunOutput) -> String {
+    let r = &out.result;
+    let f = &r.figures;
+    let mut text = String::new();
+    let kv: Vec<(&str, String)> = vec![
+        ("policy", r.policy.clone()),
+        ("device", r.device.clone()),
+        (
+            "warehouses / connections",
+            format!("{} / {}", r.warehouses, r.connections),
+        ),
+        ("NOPM", format!("{:.0}", f.nopm)),
+        ("tpm_total", format!("{:.0}", f.tpm_total)),
+        (
+            "transactions / rollbacks / retries",
+            format!("{} / {} / {}", r.transactions, r.rollbacks, r.retries),
+        ),
+        ("reads / async writes", format!("{} / {}", f.reads, f.async_writes)),
+        (
+            "sync writes (replacement / recoverability)",
+            format!(
+                "{} / {} ({:.2}% of writes)",
+                f.sync_replacement_writes, f.sync_recoverability_writes, f.sync_write_pct
+            ),
+        ),
+        ("I/O per transaction", format!("{:.2}", f.io_per_txn)),
+        ("hit ratio", format!("{:.4}", f.hit_ratio)),
+        ("dirty pages (avg)", format!("{:.1}%", r.dirty_pct_avg)),
+        ("wait free", f.wait_free.to_string()),
+        ("final parameters", output::parameters_text(&r.final_parameters)),
+        (
+            "measured / wall",
+            format!("{:.0} s / {:.0} s", r.measured_seconds, r.wall_seconds),
+        ),
+    ];
+    let width = kv.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
+    for (k, v) in kv {
+        text.push_str(&format!("{k:<width$}  {v}\n"));
+    }
+    if let Some(n) = r.trace_records {
+        text.push_str(&format!("{:<width$}  {n}\n", "trace records"));
+    }
+    if !r.latency.is_empty() {
+        text.push('\n');
+        let header: Vec<String> = ["txn", "count", "p50 ms", "p90 ms", "p95 ms", "p99 ms", "p99.9 ms", "max ms"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let ms = |us: u64| format!("{:.2}", us as f64 / 1000.0);
+        let body: Vec<Vec<String>> = r
+            .latency
+            .iter()
+            .map(|l| {
+                vec![
+                    l.txn_type.clone(),
+                    l.count.to_string(),
+                    ms(l.p50_us),
+                    ms(l.p90_us),
+                    ms(l.p95_us),
+                    ms(l.p99_us),
+                    ms(l.p999_us),
+                    ms(l.max_us),
+                ]
+            })
+            .collect();
+        text.push_str(&output::render_table(&header, &body));
+    }
+    text
+}
+
+pub fn run(args: &TpccRunArgs) -> Result<(), String> {
+    let dir = &args.location.dir;
+    let manifest = Manifest::read(dir)?;
+    let options = engine_opts::run_options(&args.location, &args.engine, &args.policy, &manifest)?;
+    let spec = EngineRunSpec {
+        dir,
+        options,
+        manifest: &manifest,
+        run: run_config(&args.engine)?,
+        trace: args.trace.clone(),
+        flush_log_at_trx_commit: args.engine.flush_log_at_commit,
+    };
+    let format = args.engine.output;
+    let banner = format!(
+        "flushwise tpcc run: seed={} config_hash={} commit={} policy={} warehouses={} connections={} pool={} dir={}",
+        spec.run.seed,
+        spec.config_hash(),
+        COMMIT,
+        args.policy,
+        manifest.warehouses,
+        spec.run.connections,
+        human_bytes(spec.options.buffer_pool_bytes),
+        dir.display()
+    );
+    match format {
+        OutputFormat::Table => println!("{banner}"),
+        OutputFormat::Json | OutputFormat::Csv => eprintln!("{banner}"),
+    }
+    let label = args.policy.clone();
+    let out = engine_run::run(spec, &label, |row| {
+        let line = interval_line("", row);
+        match format {
+            OutputFormat::Table => {
+                println!("{line}");
+                let _ = std::io::stdout().flush();
+            }
+            _ => eprintln!("{line}"),
+        }
+    })?;
+    if let Some(path) = &args.intervals {
+        let mut csv = Csv::default();
+        for row in &out.rows {
+            csv.push(output::flatten_interval(row, COMMIT));
+        }
+        write_file(path, &csv.render(), "--intervals")?;
+    }
+    let text = match format {
+        OutputFormat::Table => summary_text(&out),
+        OutputFormat::Json => {
+            let value = serde_json::json!({ "result": &out.result, "intervals": &out.rows });
+            format!("{value}\n")
+        }
+        OutputFormat::Csv => {
+            let mut csv = Csv::default();
+            csv.push(output::flatten(&out.result));
+            csv.render()
+        }
+    };
+    print!("{text}");
+    Ok(())
+}
