@@ -222,7 +222,13 @@ fn check_district(
     let history = txn.prefix(Index::History, &prefix, ScanDirection::Forward, None, ScanLock::Shared)?;
     let orders = txn.prefix(Index::Oorder, &prefix, ScanDirection::Forward, None, ScanLock::Shared)?;
     let new_orders = txn.prefix(Index::NewOrder, &prefix, ScanDirection::Forward, None, ScanLock::Shared)?;
-    let lines = txn.prefix(Index::OrderLine, &prefix, ScanDirection::Forward, None, ScanLock::Shared)?;
+    let lines = txn.prefix(
+        Index::OrderLine,
+        &prefix,
+        ScanDirection::Forward,
+        None,
+        ScanLock::Shared,
+    )?;
     txn.commit()?;
     report.rows_read += (1 + customers.len() + history.len() + orders.len() + new_orders.len() + lines.len()) as u64;
     let at = || district_at(w, d);
@@ -239,7 +245,10 @@ fn check_district(
         report.fail(
             2,
             at(),
-            format!("d_next_o_id - 1 = {} != max(o_id) {max_o}", district.d_next_o_id.wrapping_sub(1)),
+            format!(
+                "d_next_o_id - 1 = {} != max(o_id) {max_o}",
+                district.d_next_o_id.wrapping_sub(1)
+            ),
         );
     }
     if let (Some(&min_no), Some(&max_no)) = (no_ids.iter().min(), no_ids.iter().max()) {
@@ -259,7 +268,10 @@ fn check_district(
         }
     }
     // 4, 6, 7 and the delivered amounts of 10 and 12.
-    let lines: Vec<OrderLine> = lines.iter().map(|(_, v)| OrderLine::decode(v)).collect::<Result<_, _>>()?;
+    let lines: Vec<OrderLine> = lines
+        .iter()
+        .map(|(_, v)| OrderLine::decode(v))
+        .collect::<Result<_, _>>()?;
     let ol_cnt_sum: u64 = orders.iter().map(|o| u64::from(o.o_ol_cnt)).sum();
     if ol_cnt_sum != lines.len() as u64 {
         report.fail(
@@ -346,11 +358,7 @@ fn check_district(
             report.fail(
                 11,
                 at(),
-                format!(
-                    "{} orders - {} new_orders = {diff} != 2100",
-                    orders.len(),
-                    no_ids.len()
-                ),
+                format!("{} orders - {} new_orders = {diff} != 2100", orders.len(), no_ids.len()),
             );
         }
     }

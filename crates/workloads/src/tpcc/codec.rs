@@ -30,7 +30,9 @@ pub struct KeyWriter {
 
 impl KeyWriter {
     pub fn new() -> Self {
-        Self { buf: Vec::with_capacity(24) }
+        Self {
+            buf: Vec::with_capacity(24),
+        }
     }
     pub fn u8(mut self, v: u8) -> Self {
         self.buf.push(v);

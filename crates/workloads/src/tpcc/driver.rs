@@ -477,7 +477,9 @@ pub fn run<S: TpccStore + Send + Sync + 'static>(
     let shared = Shared {
         stop: AtomicBool::new(false),
         fatal: Mutex::new(None),
-        stats: (0..cfg.connections).map(|_| Mutex::new(TerminalStats::default())).collect(),
+        stats: (0..cfg.connections)
+            .map(|_| Mutex::new(TerminalStats::default()))
+            .collect(),
         start,
         measure_start: start + cfg.warmup,
         measure_end: start + cfg.warmup + cfg.duration,

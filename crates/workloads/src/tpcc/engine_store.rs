@@ -104,17 +104,23 @@ impl TpccTxn for EngineTxn<'_> {
     }
 
     fn commit(self) -> Result<(), StoreError> {
-        self.txn.commit().map_err(|e| store_err(Index::Meta, e)).map_err(|mut e| {
-            e.index = "commit";
-            e
-        })
+        self.txn
+            .commit()
+            .map_err(|e| store_err(Index::Meta, e))
+            .map_err(|mut e| {
+                e.index = "commit";
+                e
+            })
     }
 
     fn rollback(self) -> Result<(), StoreError> {
-        self.txn.rollback().map_err(|e| store_err(Index::Meta, e)).map_err(|mut e| {
-            e.index = "rollback";
-            e
-        })
+        self.txn
+            .rollback()
+            .map_err(|e| store_err(Index::Meta, e))
+            .map_err(|mut e| {
+                e.index = "rollback";
+                e
+            })
     }
 }
 
@@ -146,11 +152,7 @@ impl TpccStore for Database {
         }
     }
 
-    fn bulk_load(
-        &self,
-        index: Index,
-        rows: &mut dyn Iterator<Item = (Vec<u8>, Vec<u8>)>,
-    ) -> Result<u64, StoreError> {
+    fn bulk_load(&self, index: Index, rows: &mut dyn Iterator<Item = (Vec<u8>, Vec<u8>)>) -> Result<u64, StoreError> {
         // TODO(load_sorted): replace this transactional fallback with
         // `Database::load_sorted(id, rows)` (same contract: empty index,
         // strictly ascending keys) once it is merged.

@@ -362,16 +362,17 @@ impl Gen {
                 let r = self.warehouse(w);
                 (r.key(), r.encode())
             })),
-            Index::Stock => Box::new(
-                (1..=self.warehouses).flat_map(move |w| self.stock(w).map(|r| (r.key(), r.encode()))),
-            ),
+            Index::Stock => {
+                Box::new((1..=self.warehouses).flat_map(move |w| self.stock(w).map(|r| (r.key(), r.encode()))))
+            }
             Index::District => Box::new(self.districts().map(move |(w, d)| {
                 let r = self.district(w, d);
                 (r.key(), r.encode())
             })),
-            Index::Customer => Box::new(self.districts().flat_map(move |(w, d)| {
-                self.customers(w, d).into_iter().map(|r| (r.key(), r.encode()))
-            })),
+            Index::Customer => Box::new(
+                self.districts()
+                    .flat_map(move |(w, d)| self.customers(w, d).into_iter().map(|r| (r.key(), r.encode()))),
+            ),
             Index::CustomerByName => Box::new(self.districts().flat_map(move |(w, d)| {
                 let mut keys: Vec<Vec<u8>> = self.customers(w, d).iter().map(Customer::name_key).collect();
                 keys.sort_unstable();
@@ -381,9 +382,10 @@ impl Gen {
                 self.districts()
                     .flat_map(move |(w, d)| self.history(w, d).map(|r| (r.key(1), r.encode()))),
             ),
-            Index::Oorder => Box::new(self.districts().flat_map(move |(w, d)| {
-                self.orders(w, d).into_iter().map(|(o, _)| (o.key(), o.encode()))
-            })),
+            Index::Oorder => Box::new(
+                self.districts()
+                    .flat_map(move |(w, d)| self.orders(w, d).into_iter().map(|(o, _)| (o.key(), o.encode()))),
+            ),
             Index::OorderByCustomer => Box::new(self.districts().flat_map(move |(w, d)| {
                 let mut keys: Vec<Vec<u8>> = self.orders(w, d).iter().map(|(o, _)| o.customer_key()).collect();
                 keys.sort_unstable();
@@ -505,13 +507,16 @@ pub fn prepare(
                     break;
                 }
                 let mut since_report = 0u64;
-                let mut rows = gen.rows(index).take_while(|_| !failed.load(Ordering::Relaxed)).inspect(|_| {
-                    since_report += 1;
-                    if since_report == PROGRESS_EVERY_ROWS {
-                        since_report = 0;
-                        report(rows_loaded.fetch_add(PROGRESS_EVERY_ROWS, Ordering::Relaxed) + PROGRESS_EVERY_ROWS);
-                    }
-                });
+                let mut rows = gen
+                    .rows(index)
+                    .take_while(|_| !failed.load(Ordering::Relaxed))
+                    .inspect(|_| {
+                        since_report += 1;
+                        if since_report == PROGRESS_EVERY_ROWS {
+                            since_report = 0;
+                            report(rows_loaded.fetch_add(PROGRESS_EVERY_ROWS, Ordering::Relaxed) + PROGRESS_EVERY_ROWS);
+                        }
+                    });
                 match store.bulk_load(index, &mut rows) {
                     Ok(n) => {
                         drop(rows);
@@ -586,7 +591,12 @@ mod tests {
     #[test]
     fn every_index_streams_strictly_ascending_keys() {
         let g = Gen { warehouses: 2, ..gen() };
-        for index in [Index::CustomerByName, Index::OorderByCustomer, Index::History, Index::District] {
+        for index in [
+            Index::CustomerByName,
+            Index::OorderByCustomer,
+            Index::History,
+            Index::District,
+        ] {
             let keys: Vec<Vec<u8>> = g.rows(index).map(|(k, _)| k).collect();
             assert!(keys.windows(2).all(|w| w[0] < w[1]), "{index:?}");
             assert_eq!(keys.len() as u64, expected_rows(index, 2), "{index:?}");

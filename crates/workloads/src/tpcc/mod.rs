@@ -48,7 +48,7 @@ pub use export::{export, ExportReport};
 pub use load::{prepare, LoadConfig, LoadMarker, LoadProgress, LoadReport};
 pub use random::NurandConstants;
 pub use schema::Index;
-pub use store::{ScanDirection, ScanLock, StoreError, StoreErrorKind, TpccStore, TpccTxn};
+pub use store::{Entries, ScanDirection, ScanLock, StoreError, StoreErrorKind, TpccStore, TpccTxn};
 pub use txn::TxnKind;
 
 /// An error of the TPC-C workload.

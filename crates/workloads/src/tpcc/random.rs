@@ -184,7 +184,9 @@ mod tests {
     #[test]
     fn data_strings_carry_original_about_one_in_ten() {
         let mut rng = Xoshiro256StarStar::seed_from_u64(5);
-        let n = (0..10_000).filter(|_| data_string(&mut rng).contains("ORIGINAL")).count();
+        let n = (0..10_000)
+            .filter(|_| data_string(&mut rng).contains("ORIGINAL"))
+            .count();
         assert!((800..1200).contains(&n), "{n}");
     }
 }

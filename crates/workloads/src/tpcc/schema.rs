@@ -435,7 +435,13 @@ impl Customer {
             c_delivery_cnt: r.u32()?,
             c_data: r.long_str("c_data", C_DATA_LEN_MAX)?,
         };
-        check_id(&r, "c_d_id", u32::from(row.c_d_id), 1, u32::from(DISTRICTS_PER_WAREHOUSE))?;
+        check_id(
+            &r,
+            "c_d_id",
+            u32::from(row.c_d_id),
+            1,
+            u32::from(DISTRICTS_PER_WAREHOUSE),
+        )?;
         r.finish()?;
         Ok(row)
     }
@@ -483,7 +489,13 @@ impl History {
             h_amount: r.i64()?,
             h_data: r.str("h_data", 24)?,
         };
-        check_id(&r, "h_d_id", u32::from(row.h_d_id), 1, u32::from(DISTRICTS_PER_WAREHOUSE))?;
+        check_id(
+            &r,
+            "h_d_id",
+            u32::from(row.h_d_id),
+            1,
+            u32::from(DISTRICTS_PER_WAREHOUSE),
+        )?;
         r.finish()?;
         Ok(row)
     }
@@ -563,7 +575,13 @@ impl Order {
             o_ol_cnt: r.u8()?,
             o_all_local: r.u8()?,
         };
-        check_id(&r, "o_ol_cnt", u32::from(row.o_ol_cnt), ORDER_LINES_MIN, ORDER_LINES_MAX)?;
+        check_id(
+            &r,
+            "o_ol_cnt",
+            u32::from(row.o_ol_cnt),
+            ORDER_LINES_MIN,
+            ORDER_LINES_MAX,
+        )?;
         r.finish()?;
         Ok(row)
     }
@@ -711,5 +729,145 @@ impl Stock {
         check_id(&r, "s_i_id", row.s_i_id, 1, ITEMS)?;
         r.finish()?;
         Ok(row)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn s(max: usize) -> impl Strategy<Value = String> {
+        proptest::string::string_regex(&format!("[A-Za-z0-9 .]{{0,{max}}}")).expect("a valid regex")
+    }
+
+    fn address() -> impl Strategy<Value = Address> {
+        (s(20), s(20), s(20), s(2), s(9)).prop_map(|(street_1, street_2, city, state, zip)| Address {
+            street_1,
+            street_2,
+            city,
+            state,
+            zip,
+        })
+    }
+
+    fn customer() -> impl Strategy<Value = Customer> {
+        (
+            (
+                any::<u32>(),
+                1u8..=10,
+                any::<u32>(),
+                s(16),
+                s(2),
+                s(16),
+                address(),
+                s(16),
+            ),
+            (
+                any::<u64>(),
+                s(2),
+                any::<i64>(),
+                any::<u16>(),
+                any::<i64>(),
+                any::<i64>(),
+            ),
+            (any::<u32>(), any::<u32>(), s(500)),
+        )
+            .prop_map(
+                |(
+                    (c_id, c_d_id, c_w_id, c_first, c_middle, c_last, c_address, c_phone),
+                    (c_since, c_credit, c_credit_lim, c_discount, c_balance, c_ytd_payment),
+                    (c_payment_cnt, c_delivery_cnt, c_data),
+                )| Customer {
+                    c_id,
+                    c_d_id,
+                    c_w_id,
+                    c_first,
+                    c_middle,
+                    c_last,
+                    c_address,
+                    c_phone,
+                    c_since,
+                    c_credit,
+                    c_credit_lim,
+                    c_discount,
+                    c_balance,
+                    c_ytd_payment,
+                    c_payment_cnt,
+                    c_delivery_cnt,
+                    c_data,
+                },
+            )
+    }
+
+    proptest! {
+        #[test]
+        fn customer_round_trips(c in customer()) {
+            prop_assert_eq!(Customer::decode(&c.encode()), Ok(c));
+        }
+
+        #[test]
+        fn order_and_lines_round_trip(
+            o_id in any::<u32>(), d in 1u8..=10, w in any::<u32>(), c in any::<u32>(), t in any::<u64>(),
+            carrier in proptest::option::of(1u8..=10), cnt in 5u8..=15, local in 0u8..=1,
+            n in 1u8..=15, i in any::<u32>(), delivery in proptest::option::of(any::<u64>()),
+            q in any::<u8>(), amount in any::<i64>(), info in s(24),
+        ) {
+            let o = Order { o_id, o_d_id: d, o_w_id: w, o_c_id: c, o_entry_d: t, o_carrier_id: carrier, o_ol_cnt: cnt, o_all_local: local };
+            prop_assert_eq!(Order::decode(&o.encode()), Ok(o));
+            let l = OrderLine { ol_o_id: o_id, ol_d_id: d, ol_w_id: w, ol_number: n, ol_i_id: i, ol_supply_w_id: w,
+                ol_delivery_d: delivery, ol_quantity: q, ol_amount: amount, ol_dist_info: info };
+            prop_assert_eq!(OrderLine::decode(&l.encode()), Ok(l));
+        }
+
+        #[test]
+        fn stock_warehouse_district_history_item_round_trip(
+            i in 1u32..=ITEMS, w in any::<u32>(), q in any::<i32>(), dist in proptest::array::uniform10(s(24)),
+            ytd in any::<i64>(), tax in any::<u16>(), name in s(10), addr in address(), data in s(50),
+            d in 1u8..=10, next in any::<u32>(), t in any::<u64>(),
+        ) {
+            let st = Stock { s_i_id: i, s_w_id: w, s_quantity: q, s_dist: dist, s_ytd: 7, s_order_cnt: 8, s_remote_cnt: 9, s_data: data.clone() };
+            prop_assert_eq!(Stock::decode(&st.encode()), Ok(st));
+            let wh = Warehouse { w_id: w.max(1), w_name: name.clone(), w_address: addr.clone(), w_tax: tax, w_ytd: ytd };
+            prop_assert_eq!(Warehouse::decode(&wh.encode()), Ok(wh));
+            let di = District { d_id: d, d_w_id: w, d_name: name.clone(), d_address: addr, d_tax: tax, d_ytd: ytd, d_next_o_id: next };
+            prop_assert_eq!(District::decode(&di.encode()), Ok(di));
+            let h = History { h_c_id: i, h_c_d_id: d, h_c_w_id: w, h_d_id: d, h_w_id: w, h_date: t, h_amount: ytd, h_data: name.clone() };
+            prop_assert_eq!(History::decode(&h.encode()), Ok(h));
+            let it = Item { i_id: i, i_im_id: next, i_name: name, i_price: ytd, i_data: data };
+            prop_assert_eq!(Item::decode(&it.encode()), Ok(it));
+            let no = NewOrder { no_o_id: next, no_d_id: d, no_w_id: w };
+            prop_assert_eq!(NewOrder::decode(&no.encode()), Ok(no));
+        }
+
+        #[test]
+        fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..700)) {
+            let _ = Customer::decode(&bytes);
+            let _ = Stock::decode(&bytes);
+            let _ = OrderLine::decode(&bytes);
+            let _ = Order::decode(&bytes);
+            let _ = History::decode(&bytes);
+            let _ = customer_name_key_c_id(&bytes);
+        }
+
+        #[test]
+        fn truncated_rows_are_errors(c in customer(), cut in 1usize..40) {
+            let b = c.encode();
+            let cut = cut.min(b.len());
+            let e = Customer::decode(&b[..b.len() - cut]);
+            prop_assert!(e.is_err());
+            prop_assert_eq!(e.err().map(|e| e.table), Some("customer"));
+        }
+    }
+
+    #[test]
+    fn customer_name_keys_sort_by_last_then_first_then_id() {
+        let a = customer_name_key(1, 1, "BARBAR", "Zed", 5);
+        let b = customer_name_key(1, 1, "BARBARBAR", "Abe", 1);
+        let c = customer_name_key(1, 1, "BARBARBAR", "Abe", 2);
+        assert!(a < b && b < c);
+        assert_eq!(customer_name_key_c_id(&c), Ok(2));
+        assert_eq!(prefix_end(&[1, 0xff]), Some(vec![2]));
+        assert_eq!(prefix_end(&[0xff]), None);
     }
 }

@@ -131,9 +131,5 @@ pub trait TpccStore: Sync {
     /// Fills an empty index from `rows`, whose keys are strictly ascending.
     /// Returns the rows loaded. Not one transaction: a crash in the middle
     /// leaves part of the rows (the load marker detects that).
-    fn bulk_load(
-        &self,
-        index: Index,
-        rows: &mut dyn Iterator<Item = (Vec<u8>, Vec<u8>)>,
-    ) -> Result<u64, StoreError>;
+    fn bulk_load(&self, index: Index, rows: &mut dyn Iterator<Item = (Vec<u8>, Vec<u8>)>) -> Result<u64, StoreError>;
 }

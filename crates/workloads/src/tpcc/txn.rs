@@ -205,7 +205,12 @@ pub fn generate<R: Rng64>(kind: TxnKind, rng: &mut R, ctx: &TerminalContext) -> 
                     }
                 })
                 .collect();
-            TxnInput::NewOrder { w_id, d_id, c_id, lines }
+            TxnInput::NewOrder {
+                w_id,
+                d_id,
+                c_id,
+                lines,
+            }
         }
         TxnKind::Payment => {
             let d_id = district(rng);
@@ -263,7 +268,12 @@ fn missing(table: &'static str, key: impl fmt::Debug) -> TpccError {
 /// the [`Outcome`] says, and rolls back on error).
 pub fn execute<T: TpccTxn>(txn: &mut T, input: &TxnInput, now_us: u64) -> Result<Outcome, TpccError> {
     match input {
-        TxnInput::NewOrder { w_id, d_id, c_id, lines } => new_order(txn, *w_id, *d_id, *c_id, lines, now_us),
+        TxnInput::NewOrder {
+            w_id,
+            d_id,
+            c_id,
+            lines,
+        } => new_order(txn, *w_id, *d_id, *c_id, lines, now_us),
         TxnInput::Payment {
             w_id,
             d_id,
@@ -288,7 +298,10 @@ fn new_order<T: TpccTxn>(
     now_us: u64,
 ) -> Result<Outcome, TpccError> {
     let w_key = warehouse_key(w_id);
-    let warehouse = Warehouse::decode(&txn.get(Index::Warehouse, &w_key)?.ok_or_else(|| missing("warehouse", w_id))?)?;
+    let warehouse = Warehouse::decode(
+        &txn.get(Index::Warehouse, &w_key)?
+            .ok_or_else(|| missing("warehouse", w_id))?,
+    )?;
     let d_key = district_key(w_id, d_id);
     let mut district = District::decode(
         &txn.get_for_update(Index::District, &d_key)?
@@ -298,7 +311,10 @@ fn new_order<T: TpccTxn>(
     district.d_next_o_id += 1;
     txn.update(Index::District, &d_key, &district.encode())?;
     let c_key = customer_key(w_id, d_id, c_id);
-    let customer = Customer::decode(&txn.get(Index::Customer, &c_key)?.ok_or_else(|| missing("customer", (w_id, d_id, c_id)))?)?;
+    let customer = Customer::decode(
+        &txn.get(Index::Customer, &c_key)?
+            .ok_or_else(|| missing("customer", (w_id, d_id, c_id)))?,
+    )?;
 
     let all_local = lines.iter().all(|l| l.supply_w_id == w_id);
     let order = Order {
@@ -405,7 +421,9 @@ fn select_customer<T: TpccTxn>(
     } else {
         txn.get(Index::Customer, &key)?
     };
-    Ok(Customer::decode(&row.ok_or_else(|| missing("customer", (w_id, d_id, c_id)))?)?)
+    Ok(Customer::decode(
+        &row.ok_or_else(|| missing("customer", (w_id, d_id, c_id)))?,
+    )?)
 }
 
 /// Clause 2.5.2.
@@ -550,7 +568,13 @@ fn delivery<T: TpccTxn>(txn: &mut T, w_id: u32, o_carrier_id: u8, now_us: u64) -
         )?;
         order.o_carrier_id = Some(o_carrier_id);
         txn.update(Index::Oorder, &o_key, &order.encode())?;
-        let lines = txn.prefix(Index::OrderLine, &o_key, ScanDirection::Forward, None, ScanLock::Exclusive)?;
+        let lines = txn.prefix(
+            Index::OrderLine,
+            &o_key,
+            ScanDirection::Forward,
+            None,
+            ScanLock::Exclusive,
+        )?;
         let mut amount_cents = 0i64;
         for (k, v) in lines {
             let mut line = OrderLine::decode(&v)?;
@@ -648,7 +672,10 @@ mod tests {
     fn single_warehouse_payments_are_all_home() {
         let mut rng = Xoshiro256StarStar::seed_from_u64(4);
         for _ in 0..1000 {
-            let TxnInput::Payment { c_w_id, c_d_id, d_id, .. } = generate(TxnKind::Payment, &mut rng, &ctx(1)) else {
+            let TxnInput::Payment {
+                c_w_id, c_d_id, d_id, ..
+            } = generate(TxnKind::Payment, &mut rng, &ctx(1))
+            else {
                 unreachable!("asked for a Payment");
             };
             assert_eq!((c_w_id, c_d_id), (1, d_id));
