@@ -75,6 +75,13 @@
 //! [`DbError::CorruptPage`] naming file and page), redo apply in LSN order,
 //! loser rollback through the trees, checkpoint; see [`RecoveryReport`].
 //!
+//! # Bulk loads
+//! [`Database::load_sorted`] fills an empty index from rows in key order
+//! without locks, undo or per-row redo: it writes the tree's pages straight
+//! to the data file, fsyncs it, and installs the root in one logged
+//! mini-transaction; a journal page makes a load that never committed
+//! reclaimable at the next open ([`bulk`]).
+//!
 //! # Invariants
 //! 1. A transaction's undo record for a change is in the log before the
 //!    change's page records (it is appended in an earlier group).
