@@ -223,15 +223,19 @@ pub enum PageType {
     BTreeInternal = 3,
     BTreeLeaf = 4,
     Undo = 5,
+    /// The journal of a bulk load in progress: the extents it writes
+    /// outside the redo log (`db::bulk`), freed when the load commits.
+    LoadJournal = 6,
 }
 
 impl PageType {
-    pub const ALL: [PageType; 5] = [
+    pub const ALL: [PageType; 6] = [
         PageType::Free,
         PageType::Meta,
         PageType::BTreeInternal,
         PageType::BTreeLeaf,
         PageType::Undo,
+        PageType::LoadJournal,
     ];
 
     pub fn from_u16(raw: u16) -> Option<Self> {

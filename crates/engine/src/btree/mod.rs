@@ -46,6 +46,8 @@ pub enum BTreeError {
     },
     #[error("duplicate key")]
     DuplicateKey,
+    #[error("the tree is not empty")]
+    NotEmpty,
     #[error("page payload of {payload_len} bytes is outside the supported {min}..={max}")]
     UnsupportedPayload { payload_len: usize, min: usize, max: usize },
     #[error("b+tree page {page_no} is corrupt: {reason}")]

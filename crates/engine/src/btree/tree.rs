@@ -70,6 +70,8 @@ use std::collections::{HashSet, VecDeque};
 use std::ops::Bound;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use flushwise_core::Lsn;
+
 use crate::page_store::{Latch, PageGuard, PageStore};
 
 use super::node::{self, Node, NodeKind, NO_PAGE};
@@ -379,6 +381,49 @@ impl<S: PageStore> BTree<S> {
     /// Removes a key; `false` if absent.
     pub fn delete(&self, key: &[u8]) -> Result<bool> {
         self.modify(key, WriteOp::Delete)
+    }
+
+    /// True if the tree holds no entry (its root is an empty leaf).
+    pub fn is_empty(&self) -> Result<bool> {
+        let root = self.store.latch(self.root, Latch::Shared)?;
+        let node = checked(&root, self.root, None)?;
+        Ok(node.is_leaf() && node.count() == 0)
+    }
+
+    /// Bulk load's switch: if the tree is still empty, replaces its root
+    /// by `image` (a whole node payload whose children, if any, are
+    /// already durable in the store's file) and frees `free_page` in the
+    /// same group, so after a crash either both happened or neither.
+    /// Counts as an SMO for cursors. [`BTreeError::NotEmpty`] if an entry
+    /// was inserted meanwhile; the tree is then unchanged.
+    pub fn install_root(&self, image: &[u8], free_page: Option<u32>) -> Result<Lsn> {
+        if image.len() != self.store.payload_len() {
+            return Err(corrupt(
+                self.root,
+                format!(
+                    "root image of {} bytes for a {}-byte payload",
+                    image.len(),
+                    self.store.payload_len()
+                ),
+            ));
+        }
+        Node::new(image)
+            .validate()
+            .map_err(|reason| corrupt(self.root, format!("root image: {reason}")))?;
+        let mut root = self.store.latch(self.root, Latch::Exclusive)?;
+        let node = checked(&root, self.root, None)?;
+        if !node.is_leaf() || node.count() > 0 {
+            return Err(BTreeError::NotEmpty);
+        }
+        let _smo = SmoInProgress::begin(&self.smo_started, &self.smo_finished);
+        root.bytes_mut().copy_from_slice(image);
+        let mut group = vec![root];
+        if let Some(page_no) = free_page {
+            let mut guard = self.store.latch(page_no, Latch::Exclusive)?;
+            self.store.free(&mut guard)?;
+            group.push(guard);
+        }
+        Ok(self.store.commit(group)?)
     }
 
     /// Entries with keys within `(start, end)`, in `direction`.

@@ -27,6 +27,17 @@
 //! [`super::page_diff`]), offsets relative to the page start. Transaction
 //! id 0: a mini-transaction is not a transaction.
 //!
+//! # Bulk-load extents
+//! The bulk loader (`crate::db::bulk`) writes pages outside the pool. It
+//! gets them from [`SpaceStore::reserve_extent`]: pages appended to the file
+//! under the free-set mutex, so they are in no free set, were never fixed
+//! and no concurrent allocation can hand them out. What it does not use it
+//! gives back with [`SpaceStore::release_unused`]; what a failed load wrote
+//! is freed through the pool with [`SpaceStore::latch_to_free`] (a logged
+//! `PageInit(Free)` that never reads the old image, which may be torn). The
+//! scan that builds the free set also lists the `LoadJournal` pages it sees
+//! ([`SpaceStore::load_journals`]): loads that never committed.
+//!
 //! Invariants: a guard holds exactly one fix and one latch until dropped; a
 //! page's in-memory LSN only grows; a page changes in memory only under an
 //! exclusive latch and only with its redo appended before the latch is
@@ -69,6 +80,8 @@ pub struct SpaceStore {
     ts: Arc<Tablespace>,
     /// `None` until the first allocation scanned the space.
     free: Mutex<Option<BTreeSet<u32>>>,
+    /// `LoadJournal` pages the free-set scan found.
+    journals: Mutex<Vec<u32>>,
 }
 
 enum Hold<'a> {
@@ -89,7 +102,12 @@ pub struct ShellGuard<'a> {
     /// frame held no valid image, re-initialise it as a free page).
     restore: Option<AlignedBuf>,
     allocated: bool,
+    /// Allocated guards: the type logged in their `PageInit`.
+    page_type: PageType,
     freed: bool,
+    /// Freed guards of [`SpaceStore::latch_to_free`]: the page does not
+    /// join the free set at commit (the caller releases it later).
+    withheld: bool,
     committed: bool,
     /// The recorder that saw this guard's fix and the agent it was
     /// recorded for (the unfix goes to the same pair).
@@ -105,6 +123,7 @@ impl SpaceStore {
             shell,
             ts,
             free: Mutex::new(None),
+            journals: Mutex::new(Vec::new()),
         }
     }
 
@@ -136,14 +155,18 @@ impl SpaceStore {
             return Ok(());
         }
         let mut set = BTreeSet::new();
+        let mut journals = Vec::new();
         for page_no in 0..self.ts.page_count() {
             match self.latch_inner(page_no, Latch::Shared) {
                 Ok(g) => {
                     let Hold::Shared(buf) = &g.hold else {
                         unreachable!("shared latch")
                     };
-                    if page::peek_page_type_raw(buf) == PageType::Free as u16 {
+                    let raw = page::peek_page_type_raw(buf);
+                    if raw == PageType::Free as u16 {
                         set.insert(page_no);
+                    } else if raw == PageType::LoadJournal as u16 {
+                        journals.push(page_no);
                     }
                 }
                 Err(e) if e.is_never_written() => {
@@ -154,7 +177,94 @@ impl SpaceStore {
             }
         }
         *free = Some(set);
+        *self.journals.lock() = journals;
         Ok(())
+    }
+
+    /// The `LoadJournal` pages the free-set scan found (scans the space if
+    /// not yet done): bulk loads that never committed. Call at open, after
+    /// redo, before any load starts.
+    pub fn load_journals(&self) -> Result<Vec<u32>> {
+        let mut free = self.free.lock();
+        self.ensure_scanned(&mut free)?;
+        Ok(self.journals.lock().clone())
+    }
+
+    /// Appends `pages` pages to the file for the bulk loader's exclusive use
+    /// and returns the first. They are in no free set and no frame.
+    pub fn reserve_extent(&self, pages: u32) -> Result<u32> {
+        self.inner().check_poison()?;
+        let mut free = self.free.lock();
+        // The scan must precede the extension: it would count the new,
+        // never-written pages as free.
+        self.ensure_scanned(&mut free)?;
+        Ok(self.ts.extend(pages)?)
+    }
+
+    /// Gives reserved pages the loader never wrote (or pages
+    /// [`Self::latch_to_free`] freed) to the free set.
+    pub fn release_unused(&self, pages: std::ops::Range<u32>) {
+        if let Some(set) = self.free.lock().as_mut() {
+            set.extend(pages);
+        }
+    }
+
+    /// Takes `pages` out of the free set (extents of a crashed load found
+    /// at open, until their reclaim is durable: a page allocated before
+    /// that would be freed again by a repeated reclaim).
+    pub fn withhold(&self, pages: std::ops::Range<u32>) {
+        if let Some(set) = self.free.lock().as_mut() {
+            for p in pages {
+                set.remove(&p);
+            }
+        }
+    }
+
+    /// True if none of `pages` is in a frame (loader pages must not be: a
+    /// frame would hold a stale image of what the loader writes).
+    pub fn none_resident(&self, pages: std::ops::Range<u32>) -> bool {
+        let core = self.inner().core.lock();
+        pages
+            .into_iter()
+            .all(|p| core.pool.lookup(self.ts.page_id(p)).is_none())
+    }
+
+    /// An exclusive guard on `page_no` marked to be freed at commit, taken
+    /// without reading the page: its image on disk may be torn (an extent
+    /// of a bulk load that crashed). Committing logs `PageInit(Free)` but
+    /// leaves the page out of the free set ([`Self::release_unused`]).
+    pub fn latch_to_free(&self, page_no: u32) -> Result<ShellGuard<'_>> {
+        self.before_write()?;
+        let inner = self.inner();
+        let fixed = inner.fix(&self.ts, page_no, FixIntent::Create)?;
+        let mut w = inner.frames[fixed.frame.index()].write();
+        if fixed.created {
+            page::init(&mut w, self.ts.page_id(page_no), PageType::Free, Lsn::ZERO);
+        }
+        let before = AlignedBuf::copy_from(&w);
+        guard_acquired();
+        Ok(ShellGuard {
+            store: self,
+            page_no,
+            frame: fixed.frame,
+            hold: Hold::Exclusive(w),
+            before: Some(before),
+            restore: None,
+            allocated: false,
+            page_type: PageType::Free,
+            freed: true,
+            withheld: true,
+            committed: false,
+            // Recovery's reclaim of a crashed load: not a user page fix.
+            trace: None,
+            redo_bytes: None,
+        })
+    }
+
+    /// Allocates a page like [`PageStore::allocate`] but of type
+    /// `page_type` (the bulk loader's journal).
+    pub fn allocate_typed(&self, page_type: PageType) -> Result<ShellGuard<'_>> {
+        self.allocate_inner(page_type)
     }
 
     fn latch_inner(&self, page_no: u32, latch: Latch) -> Result<ShellGuard<'_>> {
@@ -183,7 +293,9 @@ impl SpaceStore {
             before,
             restore: None,
             allocated: false,
+            page_type: PageType::BTreeLeaf,
             freed: false,
+            withheld: false,
             committed: false,
             trace,
             redo_bytes: None,
@@ -199,7 +311,7 @@ impl SpaceStore {
         Ok(())
     }
 
-    fn allocate_inner(&self) -> Result<ShellGuard<'_>> {
+    fn allocate_inner(&self, page_type: PageType) -> Result<ShellGuard<'_>> {
         self.before_write()?;
         let page_no = {
             let mut free = self.free.lock();
@@ -225,7 +337,7 @@ impl SpaceStore {
         let mut w = inner.frames[fixed.frame.index()].write();
         let restore = (!fixed.created).then(|| AlignedBuf::copy_from(&w));
         let old_lsn = if fixed.created { Lsn::ZERO } else { page::peek_lsn(&w) };
-        page::init(&mut w, self.ts.page_id(page_no), PageType::BTreeLeaf, old_lsn);
+        page::init(&mut w, self.ts.page_id(page_no), page_type, old_lsn);
         let before = AlignedBuf::copy_from(&w);
         guard_acquired();
         let trace = inner.trace_recorder().map(|t| {
@@ -241,7 +353,9 @@ impl SpaceStore {
             before: Some(before),
             restore,
             allocated: true,
+            page_type,
             freed: false,
+            withheld: false,
             committed: false,
             trace,
             redo_bytes: None,
@@ -277,7 +391,7 @@ impl SpaceStore {
                 records.push(Record::page_init(0, id, page_init_payload(PageType::Free)));
             } else {
                 if g.allocated {
-                    records.push(Record::page_init(0, id, page_init_payload(PageType::BTreeLeaf)));
+                    records.push(Record::page_init(0, id, page_init_payload(g.page_type)));
                 }
                 let before = g.before.as_ref().map(|b| page::payload(b));
                 if let Some(before) = before {
@@ -345,7 +459,7 @@ impl SpaceStore {
         }
         for g in &mut guards {
             g.committed = true;
-            if g.freed {
+            if g.freed && !g.withheld {
                 self.return_free(g.page_no);
             }
         }
@@ -372,7 +486,7 @@ impl PageStore for SpaceStore {
     }
 
     fn allocate(&self) -> std::result::Result<ShellGuard<'_>, StoreError> {
-        Ok(self.allocate_inner()?)
+        Ok(self.allocate_inner(PageType::BTreeLeaf)?)
     }
 
     fn free(&self, guard: &mut ShellGuard<'_>) -> std::result::Result<(), StoreError> {

@@ -75,6 +75,13 @@
 //! [`DbError::CorruptPage`] naming file and page), redo apply in LSN order,
 //! loser rollback through the trees, checkpoint; see [`RecoveryReport`].
 //!
+//! # Bulk loads
+//! [`Database::load_sorted`] fills an empty index from rows in key order
+//! without locks, undo or per-row redo: it writes the tree's pages straight
+//! to the data file, fsyncs it, and installs the root in one logged
+//! mini-transaction; a journal page makes a load that never committed
+//! reclaimable at the next open ([`bulk`]).
+//!
 //! # Invariants
 //! 1. A transaction's undo record for a change is in the log before the
 //!    change's page records (it is appended in an earlier group).
@@ -85,13 +92,14 @@
 //! 4. Dropping a `Database` without [`Database::close`] is a crash: what
 //!    the redo log made durable is recovered at the next open.
 
+pub mod bulk;
 pub mod lock;
 pub mod recovery;
 pub mod store;
 pub mod txn;
 pub mod undo;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt;
 use std::ops::Bound;
 use std::path::{Path, PathBuf};
@@ -109,6 +117,7 @@ use crate::page::{PageError, PageSize};
 use crate::redo::{FlushMode, RedoError, RedoLog};
 use crate::storage::{EngineStorageError, IoMode, StorageError};
 
+pub use bulk::{LoadOptions, LoadReport};
 pub use lock::{LockMode, LockTable, TxnId};
 pub use recovery::RecoveryReport;
 pub use store::SharedStore;
@@ -271,6 +280,33 @@ pub enum DbError {
     Options { reason: String },
     #[error("recovery of {path}: loser transaction {txn}: {reason}")]
     Recovery { path: PathBuf, txn: TxnId, reason: String },
+    #[error("index {index}: bulk load row {position}: key {key:?} is below the previous key {previous:?}; rows must come in strictly ascending key order")]
+    LoadOutOfOrder {
+        index: String,
+        /// 0-based number of the offending row.
+        position: u64,
+        key: String,
+        previous: String,
+    },
+    #[error("index {index}: bulk load row {position}: duplicate key {key:?} (equal to the previous row's)")]
+    LoadDuplicateKey { index: String, position: u64, key: String },
+    #[error("index {index}: bulk load row {position}: {source}")]
+    LoadRow {
+        index: String,
+        position: u64,
+        #[source]
+        source: BTreeError,
+    },
+    #[error("index {index} is not empty: a bulk load needs an empty index")]
+    IndexNotEmpty { index: String },
+    #[error("index {index}: another bulk load into it is in progress")]
+    LoadInProgress { index: String },
+    #[error("{path}: bulk load journal in page {page_no}: {reason}")]
+    LoadJournal {
+        path: PathBuf,
+        page_no: u32,
+        reason: String,
+    },
 }
 
 impl DbError {
@@ -376,6 +412,8 @@ pub struct Database {
     pub(crate) txns: Arc<TxnTable>,
     pub(crate) next_txn: AtomicU64,
     pub(crate) ddl: Mutex<()>,
+    /// Indexes a bulk load is filling now.
+    pub(crate) loading: Mutex<HashSet<u32>>,
     pub(crate) report: RecoveryReport,
 }
 
@@ -507,6 +545,56 @@ impl Database {
         self.indexes.write().insert(id, index);
         self.names.write().insert(name.to_string(), IndexId(id));
         Ok(IndexId(id))
+    }
+
+    /// Loads `rows`, in strictly ascending key order, into the empty index
+    /// `index`, building its B+tree bottom-up and writing its pages straight
+    /// to the data file, without per-row locks, undo or redo ([`bulk`]).
+    ///
+    /// - An out-of-order or duplicate key is [`DbError::LoadOutOfOrder`] /
+    ///   [`DbError::LoadDuplicateKey`] naming the index and the 0-based row;
+    ///   an entry too large is [`DbError::LoadRow`]; a non-empty index is
+    ///   [`DbError::IndexNotEmpty`]. On any error the index stays empty.
+    /// - Durable when it returns; atomic: if the process dies before, the
+    ///   index is empty after recovery (the pages written are reclaimed).
+    /// - Several threads may load different indexes at once, and
+    ///   transactions may run on other indexes meanwhile. Transactions on
+    ///   the index being loaded see it empty until the load commits (then
+    ///   whole); one that inserts into it meanwhile makes the load fail
+    ///   with [`DbError::IndexNotEmpty`].
+    ///
+    /// Keys of a non-unique index are the caller's composites
+    /// ([`crate::btree::secondary::composite_key`]), sorted as bytes.
+    pub fn load_sorted(&self, index: IndexId, rows: impl Iterator<Item = (Vec<u8>, Vec<u8>)>) -> Result<LoadReport> {
+        self.load_sorted_with(index, rows, LoadOptions::default())
+    }
+
+    /// [`Self::load_sorted`] with a fill factor other than InnoDB's default.
+    pub fn load_sorted_with(
+        &self,
+        index: IndexId,
+        rows: impl Iterator<Item = (Vec<u8>, Vec<u8>)>,
+        options: LoadOptions,
+    ) -> Result<LoadReport> {
+        self.load_sorted_until(index, rows, options, bulk::StopAt::Never)
+    }
+
+    pub(crate) fn load_sorted_until(
+        &self,
+        index: IndexId,
+        rows: impl Iterator<Item = (Vec<u8>, Vec<u8>)>,
+        options: LoadOptions,
+        stop: bulk::StopAt,
+    ) -> Result<LoadReport> {
+        let index = self.index_by_id(index)?;
+        if !self.loading.lock().insert(index.id.0) {
+            return Err(DbError::LoadInProgress {
+                index: index.name.clone(),
+            });
+        }
+        let result = bulk::load(self, &index, rows, options, stop);
+        self.loading.lock().remove(&index.id.0);
+        result
     }
 
     /// The index named `name`.

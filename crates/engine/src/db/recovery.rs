@@ -7,7 +7,10 @@
 //! 2. open the data tablespace and the doublewrite file and run
 //!    `Doublewrite::recover`: torn pages with a valid copy are restored;
 //! 3. read and verify every data page (`verify_pages_at_open`): a page that
-//!    is still corrupt is [`DbError::CorruptPage`], never used;
+//!    is still corrupt is [`DbError::CorruptPage`], never used; at once if
+//!    a redo record names it, else after step 6 finds the pending bulk
+//!    loads, unless it lies in one of their extents (a loader page torn by
+//!    the crash, which nothing references; see [`super::bulk`]);
 //! 4. open the buffer pool shell with the checkpoint floor held at the scan
 //!    start (no checkpoint may pass redo not yet applied), and apply every
 //!    record in LSN order through `apply_redo` (pages already newer skip);
@@ -18,7 +21,9 @@
 //!    the catalog and the index trees, undo each loser's entries in
 //!    reverse through the trees (ordinary logged changes), append its
 //!    `TxnRollback`, make the log durable;
-//! 7. release the floor and checkpoint.
+//! 7. release the floor, reclaim the extents of bulk loads that never
+//!    committed (their journals were found by the free-page scan of step
+//!    6), and checkpoint.
 //!
 //! Between 4 and 6 the floor drops from the scan start to the first record
 //! of the oldest loser: applied redo is protected by the dirty pages it
@@ -31,7 +36,7 @@
 //! Transaction ids restart above the largest one in the scan (ids only need
 //! to be unique within the redo the next recovery will read).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::fmt;
 use std::path::Path;
 use std::sync::atomic::AtomicU64;
@@ -41,6 +46,7 @@ use std::time::{Duration, Instant};
 use flushwise_core::Lsn;
 use parking_lot::{Mutex, RwLock};
 
+use super::bulk;
 use super::lock::{LockTable, TxnId};
 use super::store::SharedStore;
 use super::txn::restore;
@@ -82,6 +88,9 @@ pub struct RecoveryReport {
     /// The redo log was resized at open (`DbOptions::resize_redo_at_open`)
     /// from this capacity.
     pub redo_resized_from_bytes: Option<u64>,
+    /// Bulk loads that never committed, and the pages of theirs freed.
+    pub loads_reclaimed: u64,
+    pub load_pages_reclaimed: u64,
     pub duration: Duration,
 }
 
@@ -89,7 +98,7 @@ impl fmt::Display for RecoveryReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "recovery: {} pages read, {} repaired from doublewrite, {} redo bytes ({} records scanned, {} applied{}), {} loser transactions rolled back ({} undo entries), {:.1} ms",
+            "recovery: {} pages read, {} repaired from doublewrite, {} redo bytes ({} records scanned, {} applied{}), {} loser transactions rolled back ({} undo entries), {} bulk loads reclaimed ({} pages), {:.1} ms",
             self.pages_read,
             self.pages_repaired_from_doublewrite,
             self.redo_bytes_applied,
@@ -98,6 +107,8 @@ impl fmt::Display for RecoveryReport {
             if self.torn_log_tail { ", torn tail" } else { "" },
             self.losers_rolled_back,
             self.undo_entries_applied,
+            self.loads_reclaimed,
+            self.load_pages_reclaimed,
             self.duration.as_secs_f64() * 1e3
         )?;
         if let Some(from) = self.redo_resized_from_bytes {
@@ -165,18 +176,23 @@ fn resize_redo(path: &Path, log: RedoLog, scan: &RecoveryScan, options: &DbOptio
     Ok(log)
 }
 
-/// Step 3: every page verifies or was never written.
-fn verify_pages(ts: &Tablespace) -> Result<u64> {
+/// Step 3: every page verifies or was never written; returns the pages
+/// read and the corrupt ones with their error (I/O errors fail at once).
+fn verify_pages(ts: &Tablespace) -> Result<(u64, Vec<(u32, DbError)>)> {
     let mut buf = AlignedBuf::zeroed(ts.page_size().bytes());
     let mut read = 0;
+    let mut corrupt = Vec::new();
     for page_no in 0..ts.page_count() {
         match ts.read_page(page_no, &mut buf) {
             Ok(_) => read += 1,
             Err(EngineStorageError::Page(PageError::NeverWritten { .. })) => read += 1,
-            Err(e) => return Err(corrupt_page(&e).unwrap_or(DbError::PageFile(e))),
+            Err(e) => match corrupt_page(&e) {
+                Some(err) => corrupt.push((page_no, err)),
+                None => return Err(DbError::PageFile(e)),
+            },
         }
     }
-    Ok(read)
+    Ok((read, corrupt))
 }
 
 pub(crate) fn open_database(dir: &Path, options: DbOptions, create: bool) -> Result<Database> {
@@ -248,9 +264,24 @@ pub(crate) fn open_database(dir: &Path, options: DbOptions, create: bool) -> Res
         None
     };
 
-    // 3. Verification.
+    // 3. Verification. A corrupt page that redo would read fails now; the
+    // others wait for the pending bulk loads (step 6).
+    let mut corrupt_pages = Vec::new();
     if !create && options.verify_pages_at_open {
-        report.pages_read = verify_pages(&ts)?;
+        let (read, mut corrupt) = verify_pages(&ts)?;
+        report.pages_read = read;
+        if !corrupt.is_empty() {
+            let named: HashSet<u32> = scan
+                .iter()
+                .flat_map(|s| s.records.iter())
+                .filter(|(_, r)| r.page.space == DATA_SPACE_ID)
+                .map(|(_, r)| r.page.page_no)
+                .collect();
+            if let Some(at) = corrupt.iter().position(|(p, _)| named.contains(p)) {
+                return Err(corrupt.swap_remove(at).1);
+            }
+        }
+        corrupt_pages = corrupt;
     }
 
     // 4. Shell with the floor at the scan start, then redo.
@@ -308,6 +339,13 @@ pub(crate) fn open_database(dir: &Path, options: DbOptions, create: bool) -> Res
     // shared, which self-deadlocks when that allocation is a B+tree split
     // holding exclusive latches on the path.
     store.0.free_pages()?;
+    let pending_loads = bulk::pending_loads(&store.0)?;
+    if let Some((_, err)) = corrupt_pages
+        .into_iter()
+        .find(|(p, _)| !pending_loads.iter().any(|l| l.contains(*p)))
+    {
+        return Err(err);
+    }
     let catalog = if create {
         let tree = BTree::create(store.clone()).map_err(|e| DbError::index("catalog", e))?;
         if tree.root_page_no() != CATALOG_ROOT_PAGE {
@@ -340,6 +378,7 @@ pub(crate) fn open_database(dir: &Path, options: DbOptions, create: bool) -> Res
         txns,
         next_txn: AtomicU64::new(max_txn + 1),
         ddl: Mutex::new(()),
+        loading: Mutex::new(Default::default()),
         report: RecoveryReport::default(),
     };
     db.load_catalog()?;
@@ -374,8 +413,12 @@ pub(crate) fn open_database(dir: &Path, options: DbOptions, create: bool) -> Res
     }
     db.redo.wait_durable(db.redo.current_lsn())?;
 
-    // 7. Floor off, checkpoint.
+    // 7. Floor off, crashed bulk loads reclaimed, checkpoint.
     db.txns.set_recovery(None);
+    for load in &pending_loads {
+        report.load_pages_reclaimed += bulk::reclaim(&db.store.0, &db.redo, load, true)?;
+        report.loads_reclaimed += 1;
+    }
     db.shell.checkpoint()?;
     report.duration = started.elapsed();
     db.report = report;

@@ -207,6 +207,46 @@ impl Tablespace {
             .map_err(Into::into)
     }
 
+    /// Writes `pages` sealed pages held back to back in `buf` as pages
+    /// `first_page..first_page + pages` in one call (the bulk loader's
+    /// sequential runs), after checking every image like
+    /// [`Self::write_sealed`].
+    pub fn write_sealed_run(&self, first_page: u32, buf: &AlignedBuf, pages: usize) -> Result<()> {
+        let page_len = self.page_size.bytes();
+        assert!(
+            pages * page_len <= buf.len(),
+            "{}: run of {pages} pages in a buffer of {} bytes",
+            self.path.display(),
+            buf.len()
+        );
+        if pages == 0 {
+            return Ok(());
+        }
+        let last = u32::try_from(pages)
+            .ok()
+            .and_then(|n| first_page.checked_add(n))
+            .and_then(|end| end.checked_sub(1))
+            .ok_or_else(|| EngineStorageError::TooManyPages {
+                path: self.path.clone(),
+                page_count: first_page,
+                n_pages: pages as u32,
+            })?;
+        for (i, image) in buf[..pages * page_len].chunks_exact(page_len).enumerate() {
+            let page_no = first_page + i as u32;
+            page::verify(image, self.page_id(page_no), &self.path).map_err(|source| {
+                EngineStorageError::RefusedWrite {
+                    path: self.path.clone(),
+                    page_no,
+                    source,
+                }
+            })?;
+        }
+        self.check_in_range(last)?;
+        self.backend
+            .write(self.page_size.offset_of(first_page), &buf[..pages * page_len])
+            .map_err(Into::into)
+    }
+
     /// Checks, before any I/O, that `buf` is a sealed image of `page_no`.
     pub(crate) fn check_sealed(&self, page_no: u32, buf: &AlignedBuf) -> Result<()> {
         self.check_buf(buf);
