@@ -321,7 +321,8 @@ pub struct EngineRunArgs {
     /// Connections (terminal threads).
     #[arg(long, default_value_t = 16)]
     pub connections: u32,
-    #[arg(long, value_name = "SIZE", default_value = "64MiB")]
+    /// Buffer pool; the default is a few percent of `compare`'s database.
+    #[arg(long, value_name = "SIZE", default_value = "32MiB")]
     pub buffer_pool: String,
     /// Resize the redo log to SIZE before the run (a cleanly closed database
     /// only); default: keep the capacity it has.
@@ -368,6 +369,10 @@ pub struct TpccRunArgs {
     /// Also write the interval rows as CSV to FILE.
     #[arg(long, value_name = "FILE")]
     pub intervals: Option<PathBuf>,
+    /// Print `new-order-committed W D O` on stdout after each New-Order
+    /// commit returns (for crash tests: what was acknowledged).
+    #[arg(long, hide = true)]
+    pub print_new_orders: bool,
 }
 
 #[derive(Args, Debug)]

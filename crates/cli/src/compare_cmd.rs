@@ -76,13 +76,20 @@ fn prepared_base(args: &EngineCompareArgs) -> Result<(DbLocationArgs, Manifest),
     }
     if base.dir.exists() {
         // A load that did not finish: start again.
-        eprintln!("{}: no manifest (an unfinished load); removing it and loading again", base.dir.display());
+        eprintln!(
+            "{}: no manifest (an unfinished load); removing it and loading again",
+            base.dir.display()
+        );
         fs::remove_dir_all(&base.dir).map_err(|e| format!("{}: cannot remove: {e}", base.dir.display()))?;
     }
     let redo = engine_opts::size_flag_bytes(COMPARE_REDO)?;
     // Base plus one run copy.
     let needed = 2 * tpcc_cmd::database_bytes_estimate(args.warehouses, redo);
-    engine_opts::require_free(&args.dir, needed, &format!("`compare` at {} warehouses (a database and one copy)", args.warehouses))?;
+    engine_opts::require_free(
+        &args.dir,
+        needed,
+        &format!("`compare` at {} warehouses (a database and one copy)", args.warehouses),
+    )?;
     println!(
         "preparing {} warehouses in {} (once; later runs reuse it)",
         args.warehouses,
@@ -103,7 +110,11 @@ pub fn command(args: &EngineCompareArgs) -> Result<(), String> {
     let run_config = tpcc_cmd::run_config(&args.engine)?;
     let (base, manifest) = prepared_base(args)?;
     let copy = location(args.dir.join("run"), args);
-    engine_opts::require_free(&args.dir, manifest.database_bytes + (64 << 20), "a copy of the prepared database")?;
+    engine_opts::require_free(
+        &args.dir,
+        manifest.database_bytes + (64 << 20),
+        "a copy of the prepared database",
+    )?;
     let pool_bytes = crate::args::size_flag("--buffer-pool", &args.engine.buffer_pool)?;
     println!(
         "workload: TPC-C, {} warehouses ({} on disk), {} connections, pool {} = {:.1}% of the data: I/O bound by design",
@@ -128,8 +139,13 @@ pub fn command(args: &EngineCompareArgs) -> Result<(), String> {
             run: run_config.clone(),
             trace: None,
             flush_log_at_trx_commit: args.engine.flush_log_at_commit,
+            print_new_orders: false,
         };
-        println!("{name}: seed={} config_hash={} commit={COMMIT}", spec.run.seed, spec.config_hash());
+        println!(
+            "{name}: seed={} config_hash={} commit={COMMIT}",
+            spec.run.seed,
+            spec.config_hash()
+        );
         let label = format!("{name:>12} ");
         let out = engine_run::run(spec, name, |row| {
             if args.engine.output == OutputFormat::Table {

@@ -10,6 +10,7 @@
 //! checkpoint age) are sampled once a second by a thread of this module and
 //! averaged over the measured window.
 
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -23,7 +24,7 @@ use flushwise_engine::db::{Database, DbOptions};
 use flushwise_engine::trace_recorder::{self, TraceRecorder};
 use flushwise_sim::{FlushFigures, IntervalRow, TxnCounts};
 use flushwise_trace::TxnType;
-use flushwise_workloads::tpcc::{self, IntervalReport, RunConfig, RunReport, TxnKind, TxnObserver};
+use flushwise_workloads::tpcc::{self, IntervalReport, RunConfig, TxnKind, TxnObserver};
 
 use crate::engine_opts::{device_text, Manifest};
 use crate::runner::COMMIT;
@@ -73,7 +74,6 @@ pub struct EngineRunResult {
 pub struct EngineRunOutput {
     pub result: EngineRunResult,
     pub rows: Vec<IntervalRow>,
-    pub report: RunReport,
 }
 
 /// What to run.
@@ -84,6 +84,9 @@ pub struct EngineRunSpec<'a> {
     pub run: RunConfig,
     pub trace: Option<PathBuf>,
     pub flush_log_at_trx_commit: u8,
+    /// Print `new-order-committed W D O` on stdout after each New-Order
+    /// commit returns (crash tests).
+    pub print_new_orders: bool,
 }
 
 impl EngineRunSpec<'_> {
@@ -127,22 +130,39 @@ fn trace_type(kind: TxnKind) -> TxnType {
     }
 }
 
-/// Records transaction boundaries into the trace; the engine records the
-/// page fixes of the same thread under the agent id set here.
-struct TraceObserver(Arc<TraceRecorder>);
+/// The run's observer: records transaction boundaries into the trace (the
+/// engine records the page fixes of the same thread under the agent id set
+/// here) and, for crash tests, prints each acknowledged New-Order.
+struct RunObserver {
+    recorder: Option<Arc<TraceRecorder>>,
+    print_new_orders: bool,
+}
 
-impl TxnObserver for TraceObserver {
+impl TxnObserver for RunObserver {
     fn terminal_start(&self, terminal: u32) {
         trace_recorder::set_agent(terminal);
     }
     fn txn_begin(&self, terminal: u32, kind: TxnKind) {
-        self.0.txn_begin(terminal, trace_type(kind));
+        if let Some(r) = &self.recorder {
+            r.txn_begin(terminal, trace_type(kind));
+        }
     }
     fn txn_end(&self, terminal: u32, kind: TxnKind, committed: bool) {
-        if committed {
-            self.0.txn_commit(terminal, trace_type(kind));
-        } else {
-            self.0.txn_rollback(terminal, trace_type(kind));
+        if let Some(r) = &self.recorder {
+            if committed {
+                r.txn_commit(terminal, trace_type(kind));
+            } else {
+                r.txn_rollback(terminal, trace_type(kind));
+            }
+        }
+    }
+    fn new_order_committed(&self, _terminal: u32, w_id: u32, d_id: u8, o_id: u32) {
+        if self.print_new_orders {
+            // One line per order, flushed at once: a parent that kills this
+            // process knows exactly what was acknowledged.
+            let mut out = std::io::stdout().lock();
+            let _ = writeln!(out, "new-order-committed {w_id} {d_id} {o_id}");
+            let _ = out.flush();
         }
     }
 }
@@ -176,7 +196,11 @@ fn parameters(m: &MetricsSnapshot) -> Vec<(String, f64)> {
 }
 
 /// Opens, runs, closes. `label` prefixes progress lines on stderr.
-pub fn run(spec: EngineRunSpec<'_>, label: &str, mut on_row: impl FnMut(&IntervalRow)) -> Result<EngineRunOutput, String> {
+pub fn run(
+    spec: EngineRunSpec<'_>,
+    label: &str,
+    mut on_row: impl FnMut(&IntervalRow),
+) -> Result<EngineRunOutput, String> {
     let wall = Instant::now();
     let config_hash = spec.config_hash();
     let db = Database::open(spec.dir, spec.options.clone()).map_err(|e| format!("{}: {e}", spec.dir.display()))?;
@@ -200,16 +224,24 @@ pub fn run(spec: EngineRunSpec<'_>, label: &str, mut on_row: impl FnMut(&Interva
         }
         None => None,
     };
-    let observer: Option<Arc<dyn TxnObserver>> = recorder
-        .as_ref()
-        .map(|r| Arc::new(TraceObserver(Arc::clone(r))) as Arc<dyn TxnObserver>);
+    let observer: Option<Arc<dyn TxnObserver>> = (recorder.is_some() || spec.print_new_orders).then(|| {
+        Arc::new(RunObserver {
+            recorder: recorder.clone(),
+            print_new_orders: spec.print_new_orders,
+        }) as Arc<dyn TxnObserver>
+    });
 
     // Gauge sampler.
     let measuring = Arc::new(AtomicBool::new(spec.run.warmup.is_zero()));
     let stop = Arc::new(AtomicBool::new(false));
     let sums = Arc::new(Mutex::new(GaugeSums::default()));
     let sampler = {
-        let (db, measuring, stop, sums) = (Arc::clone(&db), Arc::clone(&measuring), Arc::clone(&stop), Arc::clone(&sums));
+        let (db, measuring, stop, sums) = (
+            Arc::clone(&db),
+            Arc::clone(&measuring),
+            Arc::clone(&stop),
+            Arc::clone(&sums),
+        );
         std::thread::Builder::new()
             .name("tpcc-gauges".into())
             .spawn(move || {
@@ -282,12 +314,15 @@ pub fn run(spec: EngineRunSpec<'_>, label: &str, mut on_row: impl FnMut(&Interva
     };
     let run_report = outcome.map_err(|e| format!("tpcc run: {e}"))?;
     let db = Arc::try_unwrap(db).map_err(|_| "the database is still shared after the run".to_string())?;
-    db.close().map_err(|e| format!("{}: closing after the run: {e}", spec.dir.display()))?;
+    db.close()
+        .map_err(|e| format!("{}: closing after the run: {e}", spec.dir.display()))?;
 
     let measured = end.counters.since(&baseline);
     let counts = txn_counts(&run_report.per_type);
     let figures = FlushFigures::compute(&measured, &counts, run_report.duration_s);
-    let sums = sums.lock().map(|s| (s.samples, s.dirty_pct, s.free_pages, s.checkpoint_age_bytes));
+    let sums = sums
+        .lock()
+        .map(|s| (s.samples, s.dirty_pct, s.free_pages, s.checkpoint_age_bytes));
     let (n, dirty, free, age) = sums.unwrap_or((0, 0.0, 0.0, 0.0));
     let n = n.max(1) as f64;
     let latency = run_report
@@ -334,9 +369,5 @@ pub fn run(spec: EngineRunSpec<'_>, label: &str, mut on_row: impl FnMut(&Interva
         database_bytes: crate::engine_opts::dir_bytes(spec.dir).unwrap_or(0),
         trace_records,
     };
-    Ok(EngineRunOutput {
-        result,
-        rows,
-        report: run_report,
-    })
+    Ok(EngineRunOutput { result, rows })
 }

@@ -128,7 +128,8 @@ pub fn prepare_database(
     if let Some(bar) = &bar {
         bar.finish_and_clear();
     }
-    db.close().map_err(|e| format!("{}: closing after the load: {e}", dir.display()))?;
+    db.close()
+        .map_err(|e| format!("{}: closing after the load: {e}", dir.display()))?;
     let manifest = Manifest {
         warehouses,
         page_size_bytes: page.bytes() as u32,
@@ -226,7 +227,8 @@ pub fn export(args: &TpccExportArgs) -> Result<(), String> {
     let manifest = Manifest::read(&args.location.dir)?;
     let db = open(&args.location.dir, read_options(&args.location, &manifest)?)?;
     let report = tpcc::export(&db, &args.out).map_err(|e| format!("tpcc export: {e}"))?;
-    db.close().map_err(|e| format!("{}: {e}", args.location.dir.display()))?;
+    db.close()
+        .map_err(|e| format!("{}: {e}", args.location.dir.display()))?;
     for t in &report.tables {
         println!("{:<12} {:>10} rows  {}", t.table, t.rows, t.path.display());
     }
@@ -313,10 +315,12 @@ pub fn summary_text(out: &EngineRunOutput) -> String {
     }
     if !r.latency.is_empty() {
         text.push('\n');
-        let header: Vec<String> = ["txn", "count", "p50 ms", "p90 ms", "p95 ms", "p99 ms", "p99.9 ms", "max ms"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
+        let header: Vec<String> = [
+            "txn", "count", "p50 ms", "p90 ms", "p95 ms", "p99 ms", "p99.9 ms", "max ms",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
         let ms = |us: u64| format!("{:.2}", us as f64 / 1000.0);
         let body: Vec<Vec<String>> = r
             .latency
@@ -350,6 +354,7 @@ pub fn run(args: &TpccRunArgs) -> Result<(), String> {
         run: run_config(&args.engine)?,
         trace: args.trace.clone(),
         flush_log_at_trx_commit: args.engine.flush_log_at_commit,
+        print_new_orders: args.print_new_orders,
     };
     let format = args.engine.output;
     let banner = format!(

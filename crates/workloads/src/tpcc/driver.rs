@@ -86,6 +86,10 @@ pub trait TxnObserver: Send + Sync {
     /// After each attempt: `committed` is false for a rollback, a retried
     /// attempt and a failure.
     fn txn_end(&self, terminal: u32, kind: TxnKind, committed: bool);
+    /// After a New-Order's commit returned (so it is durable as the store's
+    /// flush mode promises): the order's key. Crash tests use it to check
+    /// that every acknowledged order survives.
+    fn new_order_committed(&self, _terminal: u32, _w_id: u32, _d_id: u8, _o_id: u32) {}
 }
 
 /// Counts of one transaction type.
@@ -303,7 +307,15 @@ fn run_one<S: TpccStore>(
         }
         let mut txn = store.begin();
         let result = match execute(&mut txn, input, now_us()) {
-            Ok(Outcome::Commit(_)) => txn.commit().map(|()| Attempted::Committed).map_err(TpccError::from),
+            Ok(Outcome::Commit(value)) => {
+                let committed = txn.commit().map(|()| Attempted::Committed).map_err(TpccError::from);
+                if let (Ok(_), Some(o), super::txn::TxnInput::NewOrder { w_id, d_id, .. }) =
+                    (&committed, observer, input)
+                {
+                    o.new_order_committed(terminal, *w_id, *d_id, value as u32);
+                }
+                committed
+            }
             Ok(Outcome::Rollback) => txn.rollback().map(|()| Attempted::RolledBack).map_err(TpccError::from),
             Err(e) => {
                 // The error, not a failed rollback, is what to report; a

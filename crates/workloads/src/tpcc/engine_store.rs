@@ -7,8 +7,9 @@
 //! lock wait timeouts map to [`StoreErrorKind::Retryable`], exactly the
 //! errors for which `DbError::is_retryable` holds.
 //!
-//! Bulk loading inserts in transactions of [`LOAD_BATCH_ROWS`] rows until
-//! the engine's `Database::load_sorted` is available.
+//! Bulk loading is the engine's `Database::load_sorted`: a bottom-up build
+//! of each empty index, atomic and durable per index (the load marker of
+//! [`super::load`] covers a crash between indexes).
 
 use std::ops::Bound;
 
@@ -17,11 +18,6 @@ use flushwise_engine::db::{Database, DbError, IndexId, Txn};
 
 use super::schema::Index;
 use super::store::{Entries, ScanDirection, ScanLock, StoreError, StoreErrorKind, TpccStore, TpccTxn};
-
-/// Rows per transaction of the transactional bulk-load fallback: large
-/// enough that the commit's fsync is amortised, small enough that the
-/// transaction's undo stays far below the redo log.
-pub const LOAD_BATCH_ROWS: usize = 500;
 
 fn store_err(index: Index, e: DbError) -> StoreError {
     let kind = if e.is_retryable() {
@@ -153,37 +149,11 @@ impl TpccStore for Database {
     }
 
     fn bulk_load(&self, index: Index, rows: &mut dyn Iterator<Item = (Vec<u8>, Vec<u8>)>) -> Result<u64, StoreError> {
-        // TODO(load_sorted): replace this transactional fallback with
-        // `Database::load_sorted(id, rows)` (same contract: empty index,
-        // strictly ascending keys) once it is merged.
+        // The engine's bottom-up load: empty index, strictly ascending keys
+        // (checked by the engine), durable and atomic per index when it
+        // returns; InnoDB's default fill (1/16 of each page left free).
         let id = index_id(self, index)?;
-        let mut loaded = 0u64;
-        let mut last: Option<Vec<u8>> = None;
-        let mut batch: Vec<(Vec<u8>, Vec<u8>)> = Vec::with_capacity(LOAD_BATCH_ROWS);
-        loop {
-            batch.clear();
-            batch.extend((&mut *rows).take(LOAD_BATCH_ROWS));
-            if batch.is_empty() {
-                return Ok(loaded);
-            }
-            for (key, _) in &batch {
-                if last.as_ref().is_some_and(|l| l >= key) {
-                    return Err(StoreError {
-                        kind: StoreErrorKind::Other,
-                        index: index.name(),
-                        source: "bulk load rows are not in strictly ascending key order".into(),
-                    });
-                }
-                last = Some(key.clone());
-            }
-            self.run(|txn| {
-                for (key, value) in &batch {
-                    txn.insert(id, key, value)?;
-                }
-                Ok(())
-            })
-            .map_err(|e| store_err(index, e))?;
-            loaded += batch.len() as u64;
-        }
+        let report = self.load_sorted(id, rows).map_err(|e| store_err(index, e))?;
+        Ok(report.rows)
     }
 }
