@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # The main job: installs the Rust toolchain if it is missing, builds flushwise
-# and runs the policy comparison in the simulator (TPC-C page references,
-# the paper's ratios scaled to minutes). Extra arguments go to `sim compare`.
+# and runs `flushwise compare`: TPC-C on the real engine (O_DIRECT files,
+# redo log, doublewrite) under mysql56, percona56 and self-tuning, side by
+# side. The first run prepares a 10-warehouse database (~1.2 GB) in
+# ./flushwise-data and later runs reuse it; it needs about 3 GB free and
+# takes about 8 minutes. Extra arguments go to `flushwise compare`
+# (`--help` lists them). The simulator's comparison is `flushwise sim compare`.
 set -euo pipefail
 cd "$(dirname "$0")"
 if ! command -v cargo >/dev/null 2>&1 && [ -f "$HOME/.cargo/env" ]; then . "$HOME/.cargo/env"; fi
@@ -11,9 +15,4 @@ if ! command -v cargo >/dev/null 2>&1; then
   . "$HOME/.cargo/env"
 fi
 cargo build --release -p flushwise-cli --quiet
-# Lee et al. Experiment 1 scaled by 20: 50 warehouses (~5 GB of pages), a
-# 205 MiB pool (the paper's 4 GiB of 100 GB), 819 MiB of redo, 20
-# connections, Samsung 850 PRO model; every registered policy.
-exec ./target/release/flushwise sim compare \
-  --warehouses 50 --buffer-pool 205M --redo 819M --connections 20 \
-  --device samsung-850-pro --warmup 120s --duration 60s "$@"
+exec ./target/release/flushwise compare "$@"

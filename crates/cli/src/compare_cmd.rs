@@ -116,13 +116,17 @@ pub fn command(args: &EngineCompareArgs) -> Result<(), String> {
         "a copy of the prepared database",
     )?;
     let pool_bytes = crate::args::size_flag("--buffer-pool", &args.engine.buffer_pool)?;
+    let data_path = base.dir.join("flushwise.data");
+    let data_bytes = fs::metadata(&data_path)
+        .map_err(|e| format!("{}: {e}", data_path.display()))?
+        .len();
     println!(
-        "workload: TPC-C, {} warehouses ({} on disk), {} connections, pool {} = {:.1}% of the data: I/O bound by design",
+        "workload: TPC-C, {} warehouses ({} of data pages), {} connections, pool {} = {:.1}% of the data: I/O bound by design",
         manifest.warehouses,
-        human_bytes(manifest.database_bytes),
+        human_bytes(data_bytes),
         args.engine.connections,
         human_bytes(pool_bytes),
-        100.0 * pool_bytes as f64 / manifest.database_bytes.max(1) as f64
+        100.0 * pool_bytes as f64 / data_bytes.max(1) as f64
     );
     println!(
         "each policy: copy the prepared database, warm up {}, measure {}, check consistency; commit={COMMIT}",
