@@ -2,15 +2,16 @@
 //! the core's mutex, while the core keeps every list decision.
 //!
 //! [`HitPath`] holds, beside the core (`flushwise_core::fast_hits`):
-//! - a **sharded page table** (page id -> frame), [`SHARDS`] read-mostly
-//!   maps, so concurrent hits never serialize on one lock;
+//! - a **page table** (page id -> frame, [`super::hit_table`]) that readers
+//!   search without any lock or write, so concurrent hits share no written
+//!   cache line but their frame's;
 //! - per frame, a **pin count**, the **page it holds for hits** (or
 //!   [`NO_PAGE`]) and the core's **access rule** (when a hit would make the
 //!   page young);
 //! - the core's **freed-page clock**, and striped counters of the hits it
 //!   served, folded into the core's `requests` when someone reads them.
 //!
-//! A hit ([`HitPath::try_hit`]): look the page up in its shard, raise the
+//! A hit ([`HitPath::try_hit`]): look the page up in the table, raise the
 //! frame's pin, then re-read the frame's page; if it changed, drop the pin
 //! and take the core's path. If the core's rule says this hit makes the page
 //! young, also take the core's path (the core moves it, under its mutex).
@@ -21,7 +22,7 @@
 //!
 //! # Invariants
 //! 1. (Under the core mutex) a frame's published page is the page the core
-//!    holds in that frame, not being read; the sharded table maps exactly
+//!    holds in that frame, not being read; the table maps exactly
 //!    the published pages to their frames ([`HitPath::check`]).
 //! 2. The core evicts a frame only after [`FastHits::try_evict`] cleared its
 //!    published page and then found no pin (both `SeqCst`); a hit raises the
@@ -42,56 +43,16 @@
 //! change, as if it had won the mutex first.
 
 use std::cell::Cell;
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
+use super::hit_table::HitTable;
 use flushwise_core::{AccessRule, BufferPool, FastHits, FrameId, PageId, TimeUs};
-use parking_lot::RwLock;
 
-/// Shards of the page table (a power of two).
-pub const SHARDS: usize = 64;
 /// Hit-counter stripes (a power of two); a thread keeps to one.
 const STRIPES: usize = 16;
 /// The published page of a frame that holds none for hits.
 pub const NO_PAGE: u64 = u64::MAX;
-
-/// Fibonacci hashing of a raw page id (the core's page table does the same).
-fn mix(raw: u64) -> u64 {
-    raw.wrapping_mul(0x9E37_79B9_7F4A_7C15)
-}
-
-/// A hasher for keys that are already mixed page ids.
-#[derive(Default)]
-struct PageHasher(u64);
-
-impl Hasher for PageHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = mix(self.0 ^ u64::from(b));
-        }
-    }
-    fn write_u64(&mut self, raw: u64) {
-        self.0 = mix(raw);
-    }
-}
-
-/// One shard of the page table, alone on its cache line (a read lock
-/// writes the lock word).
-#[repr(align(64))]
-struct Shard(RwLock<HashMap<u64, u32, BuildHasherDefault<PageHasher>>>);
-
-impl std::ops::Deref for Shard {
-    type Target = RwLock<HashMap<u64, u32, BuildHasherDefault<PageHasher>>>;
-
-    fn deref(&self) -> &Self::Target {
-        &self.0
-    }
-}
 
 /// One frame's hit state, on its own cache line.
 #[repr(align(64))]
@@ -124,14 +85,13 @@ fn my_stripe() -> usize {
 /// See the module documentation.
 pub(crate) struct HitPath {
     frames: Box<[FrameMeta]>,
-    shards: Box<[Shard]>,
+    table: HitTable,
     freed_page_clock: AtomicU64,
     hits: Box<[Stripe]>,
 }
 
 impl HitPath {
     pub fn new(frames: u32) -> Self {
-        let per_shard = (frames as usize / SHARDS + 1) * 2;
         Self {
             frames: (0..frames)
                 .map(|_| FrameMeta {
@@ -141,22 +101,10 @@ impl HitPath {
                     young_at_freed_clock: AtomicU64::new(AccessRule::NEVER),
                 })
                 .collect(),
-            shards: (0..SHARDS)
-                .map(|_| {
-                    Shard(RwLock::new(HashMap::with_capacity_and_hasher(
-                        per_shard,
-                        BuildHasherDefault::default(),
-                    )))
-                })
-                .collect(),
+            table: HitTable::new(frames),
             freed_page_clock: AtomicU64::new(0),
             hits: (0..STRIPES).map(|_| Stripe(AtomicU64::new(0))).collect(),
         }
-    }
-
-    fn shard(&self, raw: u64) -> &Shard {
-        // The top bits of the mix: independent of the in-shard hash's low bits.
-        &self.shards[(mix(raw) >> (64 - SHARDS.trailing_zeros())) as usize]
     }
 
     /// Serves a hit on `page` without the core if it is resident, not being
@@ -164,7 +112,7 @@ impl HitPath {
     /// `now_us` is called only for pages whose rule depends on time.
     pub fn try_hit(&self, page: PageId, now_us: impl FnOnce() -> TimeUs) -> Option<FrameId> {
         let raw = page.as_u64();
-        let index = *self.shard(raw).read().get(&raw)?;
+        let index = self.table.get(raw)?;
         let m = &self.frames[index as usize];
         m.pins.fetch_add(1, Ordering::SeqCst);
         if m.page.load(Ordering::SeqCst) != raw {
@@ -196,7 +144,7 @@ impl HitPath {
         let m = &self.frames[frame.index()];
         m.pins.fetch_add(1, Ordering::SeqCst);
         if m.page.load(Ordering::Relaxed) != raw {
-            self.shard(raw).write().insert(raw, frame.0);
+            self.table.insert(raw, frame.0);
             m.page.store(raw, Ordering::SeqCst);
         }
     }
@@ -233,13 +181,9 @@ impl HitPath {
             let page = PageId::from_u64(raw);
             assert_eq!(pool.page_of(frame), Some(page), "{frame} published for {page}");
             assert!(!pool.is_reading(frame), "{frame} published while being read");
-            assert_eq!(
-                self.shard(raw).read().get(&raw),
-                Some(&frame.0),
-                "page table entry of {page}"
-            );
+            assert_eq!(self.table.get(raw), Some(frame.0), "page table entry of {page}");
         }
-        let mapped: usize = self.shards.iter().map(|s| s.read().len()).sum();
+        let mapped = self.table.entries().len();
         assert_eq!(mapped, published, "page table holds exactly the published pages");
     }
 }
@@ -257,7 +201,7 @@ impl FastHits for Gate {
         }
         if previous != NO_PAGE {
             debug_assert_eq!(previous, page.as_u64(), "{frame} published for another page");
-            self.0.shard(previous).write().remove(&previous);
+            self.0.table.remove(previous);
         }
         true
     }

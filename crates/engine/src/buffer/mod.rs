@@ -23,8 +23,9 @@
 //! Files:
 //! - [`shell`]: [`BufferPoolShell`]: frames, the core behind a mutex, fix,
 //!   page writes, free checks, checkpoints, shutdown, sticky errors;
-//! - `hit_path`: hits without the core's mutex: sharded page table,
-//!   per-frame atomic pins validated against evictions, lazy hit counts;
+//! - `hit_path`: hits without the core's mutex: a lock-free page table
+//!   (`hit_table`, one writer under the core mutex), per-frame atomic pins
+//!   validated against evictions, lazy hit counts;
 //! - [`space_store`]: [`SpaceStore`], the [`crate::page_store::PageStore`] of
 //!   one space (guards, before-images, allocation, commit = one redo group);
 //! - [`page_diff`]: changed byte ranges between a before- and after-image;
@@ -53,6 +54,7 @@
 
 mod background;
 pub(crate) mod hit_path;
+mod hit_table;
 pub mod metrics;
 pub mod page_diff;
 pub mod redo_apply;
