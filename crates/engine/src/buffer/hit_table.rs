@@ -165,7 +165,7 @@ mod tests {
             x ^= x >> 7;
             x ^= x << 17;
             // Few distinct keys, so runs collide and wrap around.
-            let key = (x % 300) << 32 | (x >> 40) % 3;
+            let key = ((x % 300) << 32) | ((x >> 40) % 3);
             if model.len() < 64 && x & 1 == 0 {
                 table.insert(key, step);
                 model.insert(key, step);
