@@ -199,6 +199,8 @@ fn run(args: &Args) -> Result<(), String> {
     }
     drop(ts);
     std::fs::remove_file(&ts_path).map_err(|e| format!("{}: {e}", ts_path.display()))?;
+    // Left in place if the caller's --dir holds other files.
+    let _ = std::fs::remove_dir(&args.dir);
     Ok(())
 }
 
