@@ -45,6 +45,17 @@
 //!    `BUF_LRU_OLD_TOLERANCE` once the LRU reaches `lru_old_min_len`, and is
 //!    empty below that.
 //! 7. The pending-I/O counters equal the number of frames in each I/O state.
+//! 8. With a [`FastHits`] shell: the access rule and freed-page clock the
+//!    shell holds equal the core's (see [`crate::fast_hits`]).
+//!
+//! # Hits served outside the core
+//! A pool built with [`BufferPool::with_fast_hits`] shares eviction with a
+//! shell that pins frames itself: every eviction first asks the shell
+//! ([`FastHits::try_evict`]; a veto counts in `PoolCounters::pin_vetoes` and
+//! the page stays, like a fixed one), the shell is told each frame's
+//! [`AccessRule`] so it knows which hits need the core for an LRU move, and
+//! the hits it served are added with [`BufferPool::note_fast_hits`].
+//! `fix_count` counts fixes taken through the core only.
 //!
 //! # Who writes synchronously
 //! A miss with no free frame scans the LRU tail for a clean victim (NP_clean,
@@ -54,6 +65,7 @@
 //! sync margin must flush the flush list up to the needed LSN itself
 //! (`log_preflush_pool_modified_pages`): **synchronous recoverability writes**.
 
+use crate::fast_hits::{AccessRule, FastHits};
 use crate::list::{FrameList, Link, Links, LinksMut, NIL};
 use crate::page_table::{new_page_table, PageTable};
 use crate::redo_space::{RedoConfig, RedoSpace};
@@ -369,17 +381,40 @@ pub struct BufferPool {
     wake: WakeThresholds,
     wake_pending: bool,
     old_ratio_1024: u64,
+    /// `young_quarter` of `on_access`: evictions after which a young page is too old.
+    young_quarter: u64,
+    /// The shell serving hits outside the core, if any.
+    fast: Option<Box<dyn FastHits>>,
 }
 
 impl BufferPool {
+    /// A pool whose hits all go through [`BufferPool::fix`].
     pub fn new(config: BufferPoolConfig, start_lsn: Lsn) -> Result<Self, String> {
+        Self::build(config, start_lsn, None)
+    }
+
+    /// A pool sharing eviction and LRU decisions with a shell that serves
+    /// hits itself (see [`crate::fast_hits`]).
+    pub fn with_fast_hits(config: BufferPoolConfig, start_lsn: Lsn, fast: Box<dyn FastHits>) -> Result<Self, String> {
+        let pool = Self::build(config, start_lsn, Some(fast))?;
+        if let Some(f) = &pool.fast {
+            f.publish_freed_page_clock(0);
+        }
+        Ok(pool)
+    }
+
+    fn build(config: BufferPoolConfig, start_lsn: Lsn, fast: Option<Box<dyn FastHits>>) -> Result<Self, String> {
         config.validate()?;
         let redo = RedoSpace::new(config.redo, config.page_size_bytes, start_lsn)?;
         let frames = vec![Frame::new(); config.frames as usize];
         // Pop order hands out frame 0 first.
         let free: Vec<u32> = (0..config.frames).rev().collect();
+        let old_ratio_1024 = u64::from(config.old_blocks_pct) * OLD_RATIO_DIV / 100;
         Ok(Self {
-            old_ratio_1024: u64::from(config.old_blocks_pct) * OLD_RATIO_DIV / 100,
+            old_ratio_1024,
+            // buf_page_peek_if_young: a quarter of the young sublist's share of the pool.
+            young_quarter: u64::from(config.frames) * (OLD_RATIO_DIV - old_ratio_1024) / (OLD_RATIO_DIV * 4),
+            fast,
             config,
             frames,
             page_table: new_page_table(config.frames as usize),
@@ -485,8 +520,29 @@ impl BufferPool {
     pub fn is_dirty(&self, frame: FrameId) -> bool {
         self.frames[frame.index()].is_dirty()
     }
+    /// Fixes taken through the core (a [`FastHits`] shell's pins are its own).
     pub fn fix_count(&self, frame: FrameId) -> u32 {
         self.frames[frame.index()].fix_count
+    }
+    /// `buf_pool->freed_page_clock`: pages evicted so far.
+    pub fn freed_page_clock(&self) -> u64 {
+        self.freed_page_clock
+    }
+    /// When a hit on `frame` would make its page young (meaningful for
+    /// resident frames).
+    pub fn access_rule(&self, frame: FrameId) -> AccessRule {
+        let f = &self.frames[frame.index()];
+        if f.in_old {
+            AccessRule {
+                young_at_us: f.first_access_us.saturating_add(self.config.old_blocks_time_us),
+                young_at_freed_clock: AccessRule::NEVER,
+            }
+        } else {
+            AccessRule {
+                young_at_us: AccessRule::NEVER,
+                young_at_freed_clock: f.freed_page_clock.saturating_add(self.young_quarter),
+            }
+        }
     }
     /// In-memory page LSN (end of the newest modification), ZERO if never modified here.
     pub fn page_lsn(&self, frame: FrameId) -> Lsn {
@@ -554,6 +610,13 @@ impl BufferPool {
         Some(FrameId(index))
     }
 
+    /// Counts `hits` page requests a [`FastHits`] shell served without the
+    /// core (each would have been a `Hit` that moved nothing).
+    pub fn note_fast_hits(&mut self, hits: u64) {
+        self.counters.requests += hits;
+        self.counters.fast_hits += hits;
+    }
+
     /// Releases one fix of `frame`.
     pub fn unfix(&mut self, frame: FrameId) {
         let f = &mut self.frames[frame.index()];
@@ -592,7 +655,8 @@ impl BufferPool {
         );
         {
             let f = &self.frames[index as usize];
-            assert!(f.resident && f.fix_count > 0, "modification of unfixed {frame}");
+            let pinned = f.fix_count > 0 || self.fast.as_ref().is_some_and(|g| g.is_pinned(frame));
+            assert!(f.resident && pinned, "modification of unfixed {frame}");
             assert_ne!(f.io, Io::Read, "modification of {frame} before its read completed");
         }
         self.counters.modifications += 1;
@@ -685,7 +749,7 @@ impl BufferPool {
             return false;
         }
         self.frames[index as usize].oldest_modification = Lsn::ZERO;
-        if evict && self.frames[index as usize].fix_count == 0 {
+        if evict && self.claim_victim(index) {
             self.evict(index);
             return true;
         }
@@ -741,13 +805,13 @@ impl BufferPool {
         {
             let prev = self.lru_prev(cursor);
             chunk.scanned += 1;
-            let f = &self.frames[cursor as usize];
-            if mode == LruMode::EvictToFree && f.replaceable() {
+            let flushable = self.frames[cursor as usize].flushable();
+            if mode == LruMode::EvictToFree && self.claim_victim(cursor) {
                 self.evict(cursor);
                 self.counters.lru_batch_evict_pages += 1;
                 chunk.evicted += 1;
                 count += 1;
-            } else if f.flushable() {
+            } else if flushable {
                 let kind = match mode {
                     LruMode::EvictToFree => WriteKind::LruBatch,
                     LruMode::CleanOnly => WriteKind::CleanerClean,
@@ -832,7 +896,7 @@ impl BufferPool {
             let mut scanned = 0;
             while cursor != NIL && scanned < limit {
                 scanned += 1;
-                if self.frames[cursor as usize].replaceable() {
+                if self.claim_victim(cursor) {
                     self.counters.clean_victim_scanned += u64::from(scanned);
                     self.unlink_resident(cursor);
                     return Ok(cursor);
@@ -870,7 +934,7 @@ impl BufferPool {
             let mut scanned = 0u64;
             while cursor != NIL {
                 scanned += 1;
-                if self.frames[cursor as usize].replaceable() {
+                if self.claim_victim(cursor) {
                     self.counters.clean_victim_scanned += scanned;
                     self.unlink_resident(cursor);
                     return Ok(cursor);
@@ -880,6 +944,29 @@ impl BufferPool {
             self.counters.clean_victim_scanned += scanned;
         }
         Err(FixOutcome::NoFrame)
+    }
+
+    /// True if the replaceable frame `index` may be evicted now: the
+    /// [`FastHits`] shell, if any, holds no pin on it (a veto is counted).
+    fn claim_victim(&mut self, index: u32) -> bool {
+        let f = &self.frames[index as usize];
+        if !f.replaceable() {
+            return false;
+        }
+        let Some(fast) = &self.fast else { return true };
+        if fast.try_evict(FrameId(index), f.page) {
+            true
+        } else {
+            self.counters.pin_vetoes += 1;
+            false
+        }
+    }
+
+    /// Tells the [`FastHits`] shell the access rule of `index`.
+    fn publish_rule(&self, index: u32) {
+        if let Some(fast) = &self.fast {
+            fast.publish_access_rule(FrameId(index), self.access_rule(FrameId(index)));
+        }
     }
 
     fn start_write(&mut self, index: u32, kind: WriteKind) -> WriteOrder {
@@ -924,6 +1011,9 @@ impl BufferPool {
         f.page = PageId::default();
         self.freed_page_clock += 1;
         self.counters.evictions += 1;
+        if let Some(fast) = &self.fast {
+            fast.publish_freed_page_clock(self.freed_page_clock);
+        }
     }
 
     fn remove_from_pool(&mut self, index: u32) {
@@ -938,20 +1028,14 @@ impl BufferPool {
 
     /// `buf_page_peek_if_too_old` + `buf_page_make_young`.
     fn on_access(&mut self, index: u32, now_us: TimeUs) {
-        let f = &self.frames[index as usize];
         if self.freed_page_clock == 0 {
             // Nothing evicted yet: the pool is filling, order is irrelevant.
             return;
         }
-        let too_old = if f.in_old {
-            now_us.saturating_sub(f.first_access_us) >= self.config.old_blocks_time_us
-        } else {
-            // buf_page_peek_if_young: young enough while fewer than a quarter
-            // of the young sublist's worth of pages were evicted since.
-            let young_quarter =
-                u64::from(self.config.frames) * (OLD_RATIO_DIV - self.old_ratio_1024) / (OLD_RATIO_DIV * 4);
-            self.freed_page_clock >= f.freed_page_clock + young_quarter
-        };
+        // buf_page_peek_if_too_old; buf_page_peek_if_young: young enough
+        // while fewer than a quarter of the young sublist's worth of pages
+        // were evicted since. The rule is what a FastHits shell is told.
+        let too_old = self.access_rule(FrameId(index)).moves(now_us, self.freed_page_clock);
         if too_old {
             self.lru_remove(index);
             {
@@ -962,6 +1046,7 @@ impl BufferPool {
             f.in_old = false;
             f.freed_page_clock = self.freed_page_clock;
             self.counters.pages_made_young += 1;
+            self.publish_rule(index);
             self.rebalance_old();
         }
     }
@@ -977,6 +1062,7 @@ impl BufferPool {
             }
         }
         self.frames[index as usize].in_old = use_old;
+        self.publish_rule(index);
         self.rebalance_old();
     }
 
@@ -997,26 +1083,32 @@ impl BufferPool {
     /// `buf_LRU_old_adjust_len`: keep the old sublist at its share.
     fn rebalance_old(&mut self) {
         let len = self.lru_len();
-        let mut links = LruLinksMut(&mut self.frames);
         if len < self.config.lru_old_min_len {
-            while let Some(i) = self.old.pop_head(&mut links) {
+            loop {
+                let mut links = LruLinksMut(&mut self.frames);
+                let Some(i) = self.old.pop_head(&mut links) else { break };
                 self.young.push_tail(&mut links, i);
                 links.0[i as usize].in_old = false;
+                self.publish_rule(i);
             }
             return;
         }
         let target = (u64::from(len) * self.old_ratio_1024 / OLD_RATIO_DIV) as u32;
         while self.old.len + OLD_TOLERANCE < target {
+            let mut links = LruLinksMut(&mut self.frames);
             let Some(i) = self.young.pop_tail(&mut links) else {
                 break;
             };
             self.old.push_head(&mut links, i);
             links.0[i as usize].in_old = true;
+            self.publish_rule(i);
         }
         while self.old.len > target + OLD_TOLERANCE {
+            let mut links = LruLinksMut(&mut self.frames);
             let Some(i) = self.old.pop_head(&mut links) else { break };
             self.young.push_tail(&mut links, i);
             links.0[i as usize].in_old = false;
+            self.publish_rule(i);
         }
     }
 
@@ -1092,6 +1184,18 @@ impl BufferPool {
                 assert!(f.oldest_modification <= f.newest_modification, "frame {i} lsn order");
             }
             assert!(f.newest_modification <= self.redo.current_lsn, "frame {i} ahead of log");
+            // 8. the FastHits shell's view of the LRU rule
+            if let Some(published) = self
+                .fast
+                .as_ref()
+                .and_then(|g| g.published_access_rule(FrameId(i as u32)))
+            {
+                assert_eq!(
+                    published,
+                    self.access_rule(FrameId(i as u32)),
+                    "frame {i}: access rule held by the shell"
+                );
+            }
             match f.io {
                 Io::None => assert_eq!(f.remodified_lsn, Lsn::ZERO),
                 Io::Read => {
@@ -1123,6 +1227,9 @@ impl BufferPool {
                 self.old.len
             );
         }
+        if let Some(clock) = self.fast.as_ref().and_then(|g| g.published_freed_page_clock()) {
+            assert_eq!(clock, self.freed_page_clock, "freed-page clock held by the shell");
+        }
         // 7. pending I/O
         assert_eq!(pending_reads, self.pending_reads, "pending reads");
         assert_eq!(pending_writes, self.pending_writes, "pending writes");
@@ -1138,10 +1245,12 @@ impl BufferPool {
         let mut cursor = self.lru_tail();
         while cursor != NIL && out.len() < n {
             let f = &self.frames[cursor as usize];
+            let pinned = self.fast.as_ref().is_some_and(|g| g.is_pinned(FrameId(cursor)));
             out.push(format!(
-                "{}:fix{}:{:?}:dirty{}:old{}",
+                "{}:fix{}{}:{:?}:dirty{}:old{}",
                 f.page,
                 f.fix_count,
+                if pinned { "+pin" } else { "" },
                 f.io,
                 f.is_dirty(),
                 f.in_old

@@ -14,6 +14,9 @@ mod buffer_pool_tests;
 pub mod cleaner;
 pub mod decision_log;
 pub mod device;
+pub mod fast_hits;
+#[cfg(test)]
+mod fast_hits_tests;
 pub mod list;
 pub mod page_table;
 pub mod policy;
@@ -27,6 +30,7 @@ pub use buffer_pool::{
 };
 pub use cleaner::{CleanerAction, PageCleaner};
 pub use decision_log::{Decision, DecisionLog};
+pub use fast_hits::{AccessRule, FastHits};
 pub use policy::{FlushPolicy, IterationReport, Sleep, WaitFor};
 pub use redo_space::{RedoConfig, RedoMargins, RedoSpace};
 pub use stats::PoolCounters;

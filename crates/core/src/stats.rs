@@ -43,6 +43,11 @@ pub struct PoolCounters {
     pub dirty_victim_scanned: u64,
     /// Writes completed, all kinds.
     pub writes_completed: u64,
+    /// Of `requests`: hits a shell served without the core's lock (see
+    /// `crate::fast_hits`), folded in later by `note_fast_hits`.
+    pub fast_hits: u64,
+    /// Eviction candidates skipped because a shell held a pin on them.
+    pub pin_vetoes: u64,
 }
 
 impl PoolCounters {
@@ -66,6 +71,8 @@ impl PoolCounters {
             clean_victim_scanned: self.clean_victim_scanned - earlier.clean_victim_scanned,
             dirty_victim_scanned: self.dirty_victim_scanned - earlier.dirty_victim_scanned,
             writes_completed: self.writes_completed - earlier.writes_completed,
+            fast_hits: self.fast_hits - earlier.fast_hits,
+            pin_vetoes: self.pin_vetoes - earlier.pin_vetoes,
         }
     }
 

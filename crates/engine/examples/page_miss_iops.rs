@@ -37,6 +37,7 @@ struct Args {
     seconds: f64,
     io: IoMode,
     policy: String,
+    hit_fast_path: bool,
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -48,6 +49,7 @@ fn parse_args() -> Result<Args, String> {
         seconds: 5.0,
         io: IoMode::Direct,
         policy: "mysql56".into(),
+        hit_fast_path: true,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -61,10 +63,11 @@ fn parse_args() -> Result<Args, String> {
             "--seconds" => args.seconds = value()?.parse().map_err(|e| bad(&e))?,
             "--io" => args.io = value()?.parse().map_err(|e| bad(&e))?,
             "--policy" => args.policy = value()?,
+            "--no-hit-fast-path" => args.hit_fast_path = false,
             "-h" | "--help" => {
                 return Err(
                     "usage: page_miss_iops [--dir DIR] [--size-mib N] [--pool-mib N] [--threads N] \
-                            [--seconds S] [--io direct|buffered] [--policy NAME]"
+                            [--seconds S] [--io direct|buffered] [--policy NAME] [--no-hit-fast-path]"
                         .into(),
                 )
             }
@@ -165,6 +168,7 @@ fn run(args: &Args) -> Result<(), String> {
     let config = ShellConfig {
         frames,
         policy: args.policy.clone(),
+        hit_fast_path: args.hit_fast_path,
         ..ShellConfig::default()
     };
     let shell =
@@ -203,14 +207,15 @@ fn run(args: &Args) -> Result<(), String> {
     let raw_after = raw()?;
     let raw_iops = raw_before.max(raw_after);
     println!(
-        "file={} size={} MiB pages={pages} pool={} MiB frames={frames} io={} threads={} seconds={:.1} policy={}",
+        "file={} size={} MiB pages={pages} pool={} MiB frames={frames} io={} threads={} seconds={:.1} policy={} hit_fast_path={}",
         ts_path.display(),
         args.size_mib,
         args.pool_mib,
         args.io,
         args.threads,
         args.seconds,
-        args.policy
+        args.policy,
+        args.hit_fast_path
     );
     println!(
         "engine: latches/s={engine_latches:.0} reads/s={engine_reads:.0} (miss ratio {:.3})",

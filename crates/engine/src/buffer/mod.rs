@@ -9,7 +9,8 @@
 //!
 //! | core says | the shell does |
 //! |-----------|----------------|
-//! | `FixOutcome::Hit` | latch the frame |
+//! | (fast path) hit in the shell's page table, no LRU move due | pin the frame with atomics, latch it; the hit is folded into the core's counters later |
+//! | `FixOutcome::Hit` | latch the frame (fast path: the core's fix becomes a shell pin) |
 //! | `FixOutcome::Miss` | read + verify the page into the frame under its exclusive latch, `complete_read` (or `fail_read` and return the error) |
 //! | `FixOutcome::WaitRead` | wait on the I/O condvar until the read completed, ask again (same attempt) |
 //! | `FixOutcome::SyncReplacementWrite` | write the victim now (doublewrite if on), ask again with `attempt + 1` |
@@ -22,6 +23,9 @@
 //! Files:
 //! - [`shell`]: [`BufferPoolShell`]: frames, the core behind a mutex, fix,
 //!   page writes, free checks, checkpoints, shutdown, sticky errors;
+//! - `hit_path`: hits without the core's mutex: a lock-free page table
+//!   (`hit_table`, one writer under the core mutex), per-frame atomic pins
+//!   validated against evictions, lazy hit counts;
 //! - [`space_store`]: [`SpaceStore`], the [`crate::page_store::PageStore`] of
 //!   one space (guards, before-images, allocation, commit = one redo group);
 //! - [`page_diff`]: changed byte ranges between a before- and after-image;
@@ -49,6 +53,8 @@
 //!    refuses every later write, commit and checkpoint with the first error.
 
 mod background;
+pub(crate) mod hit_path;
+mod hit_table;
 pub mod metrics;
 pub mod page_diff;
 pub mod redo_apply;

@@ -2,8 +2,11 @@
 //!
 //! The shell owns `frames` page-sized [`AlignedBuf`]s, each behind a
 //! `parking_lot::RwLock` (the page latch), and the core state (`BufferPool`
-//! and `PageCleaner`) behind one `parking_lot::Mutex`. A buffer hit takes
-//! that mutex twice, briefly (`fix`, later `unfix`); I/O never happens under
+//! and `PageCleaner`) behind one `parking_lot::Mutex`. With
+//! `ShellConfig::hit_fast_path` (the default) a buffer hit that moves
+//! nothing in the LRU pins its frame through [`super::hit_path`] without
+//! that mutex, and every unfix is an atomic decrement; otherwise a hit takes
+//! the mutex twice, briefly (`fix`, later `unfix`). I/O never happens under
 //! it. Time for the core is microseconds since the shell's `Instant` origin.
 //!
 //! Paths (see the table in [`super`]):
@@ -35,6 +38,7 @@ use flushwise_core::{
 };
 use parking_lot::{Condvar, Mutex, RwLock};
 
+use super::hit_path::{Gate, HitPath};
 use super::metrics::MetricsSnapshot;
 use super::space_store::SpaceStore;
 use super::{background, redo_apply, BufferError, Result};
@@ -93,6 +97,9 @@ pub struct ShellConfig {
     pub no_frame_waits_max: u32,
     /// Start the page-cleaner and master threads (tests may drive by hand).
     pub background_threads: bool,
+    /// Serve hits that move nothing in the LRU without the core's mutex
+    /// ([`super::hit_path`]); `false` sends every fix and unfix through it.
+    pub hit_fast_path: bool,
 }
 
 impl Default for ShellConfig {
@@ -107,7 +114,21 @@ impl Default for ShellConfig {
             decision_log_capacity: 100_000,
             no_frame_waits_max: 5_000,
             background_threads: true,
+            hit_fast_path: true,
         }
+    }
+}
+
+/// A frame's page latch, alone on its cache line: threads latching
+/// neighbouring frames do not share one.
+#[repr(align(64))]
+pub(crate) struct FrameLatch(RwLock<AlignedBuf>);
+
+impl std::ops::Deref for FrameLatch {
+    type Target = RwLock<AlignedBuf>;
+
+    fn deref(&self) -> &RwLock<AlignedBuf> {
+        &self.0
     }
 }
 
@@ -149,8 +170,10 @@ pub(crate) struct Inner {
     pub config: ShellConfig,
     pub page_size: PageSize,
     origin: Instant,
-    pub frames: Box<[RwLock<AlignedBuf>]>,
+    pub frames: Box<[FrameLatch]>,
     pub core: Mutex<Core>,
+    /// The hit fast path, if `config.hit_fast_path`.
+    hit_path: Option<Arc<HitPath>>,
     /// Signalled (under `core`) on read and write completions.
     pub io_cv: Condvar,
     /// Serialises redo append + `note_modification` against the checkpoint
@@ -247,20 +270,26 @@ impl BufferPoolShell {
         };
         // The core starts at the checkpoint, then learns the log head: pages
         // recovery dirties carry LSNs between the two.
-        let mut pool = BufferPool::new(pool_config, redo.checkpoint_lsn()).map_err(config_err)?;
+        let hit_path = config.hit_fast_path.then(|| Arc::new(HitPath::new(config.frames)));
+        let mut pool = match &hit_path {
+            Some(hp) => BufferPool::with_fast_hits(pool_config, redo.checkpoint_lsn(), Box::new(Gate(Arc::clone(hp)))),
+            None => BufferPool::new(pool_config, redo.checkpoint_lsn()),
+        }
+        .map_err(config_err)?;
         pool.note_redo(redo.current_lsn());
         let policy = policy::build(&config.policy).map_err(config_err)?;
         let log = DecisionLog::new(config.decision_log_capacity, config.decision_log);
         let cleaner = PageCleaner::new(policy, &mut pool, log);
         let margins = pool.redo().margins;
         let frames = (0..config.frames)
-            .map(|_| RwLock::new(AlignedBuf::zeroed(page_size.bytes())))
+            .map(|_| FrameLatch(RwLock::new(AlignedBuf::zeroed(page_size.bytes()))))
             .collect();
         let inner = Arc::new(Inner {
             page_size,
             origin: Instant::now(),
             frames,
             core: Mutex::new(Core { pool, cleaner }),
+            hit_path,
             io_cv: Condvar::new(),
             flush_order: Mutex::new(()),
             checkpoint_lock: Mutex::new(()),
@@ -339,7 +368,26 @@ impl BufferPoolShell {
     /// Test and diagnostics hook: runs `f` on the core under its mutex
     /// (e.g. `|pool| pool.check_invariants()`). Keep it short.
     pub fn with_core<R>(&self, f: impl FnOnce(&BufferPool) -> R) -> R {
-        f(&self.inner.core.lock().pool)
+        let mut core = self.inner.core.lock();
+        self.inner.fold_hits(&mut core);
+        f(&core.pool)
+    }
+
+    /// Checks the core's invariants and the hit path's (test hook; the
+    /// core's counters include every hit served so far).
+    pub fn check_invariants(&self) {
+        let mut core = self.inner.core.lock();
+        self.inner.fold_hits(&mut core);
+        core.pool.check_invariants();
+        if let Some(hp) = &self.inner.hit_path {
+            hp.check(&core.pool);
+        }
+    }
+
+    /// Pins the hit path holds now (0 once every guard is dropped; 0 without
+    /// the fast path, whose fixes the core counts).
+    pub fn fast_pins_held(&self) -> u64 {
+        self.inner.hit_path.as_ref().map_or(0, |hp| hp.pins_held())
     }
 
     /// Installs (or, with `None`, removes) the recorder that gets every
@@ -438,6 +486,26 @@ impl Inner {
         self.origin.elapsed().as_micros() as TimeUs
     }
 
+    /// Adds the hits the fast path served to the core's counters.
+    pub fn fold_hits(&self, core: &mut Core) {
+        if let Some(hp) = &self.hit_path {
+            let hits = hp.take_hits();
+            if hits > 0 {
+                core.pool.note_fast_hits(hits);
+            }
+        }
+    }
+
+    /// With the core locked, for a frame the core fixed for `page` whose
+    /// contents are valid: with the fast path, the fix becomes a hit-path
+    /// pin (so every unfix is one atomic decrement).
+    fn hand_over(&self, core: &mut Core, frame: FrameId, page: PageId) {
+        if let Some(hp) = &self.hit_path {
+            hp.adopt(frame, page);
+            core.pool.unfix(frame);
+        }
+    }
+
     pub fn space(&self, space_id: u32) -> Result<&Arc<Tablespace>> {
         self.spaces
             .iter()
@@ -478,16 +546,27 @@ impl Inner {
     /// page is resident and fixed for the caller.
     pub fn fix(&self, ts: &Tablespace, page_no: u32, intent: FixIntent) -> Result<Fixed> {
         let page = ts.page_id(page_no);
+        if let Some(hp) = &self.hit_path {
+            if let Some(frame) = hp.try_hit(page, || self.now_us()) {
+                return Ok(Fixed { frame, created: false });
+            }
+        }
         let mut attempt = 0u32;
         let mut waits = 0u32;
         loop {
-            let outcome = self.core.lock().pool.fix(page, intent, attempt, self.now_us());
+            let mut core = self.core.lock();
+            let outcome = core.pool.fix(page, intent, attempt, self.now_us());
+            if let FixOutcome::Hit(frame) | FixOutcome::Miss(frame) = outcome {
+                if matches!(outcome, FixOutcome::Hit(_)) || intent == FixIntent::Create {
+                    self.hand_over(&mut core, frame, page);
+                    let created = matches!(outcome, FixOutcome::Miss(_));
+                    return Ok(Fixed { frame, created });
+                }
+            }
+            drop(core);
             match outcome {
-                FixOutcome::Hit(frame) => return Ok(Fixed { frame, created: false }),
+                FixOutcome::Hit(_) => unreachable!("served above"),
                 FixOutcome::Miss(frame) => {
-                    if intent == FixIntent::Create {
-                        return Ok(Fixed { frame, created: true });
-                    }
                     let read = {
                         let mut buf = self.frames[frame.index()].write();
                         ts.read_page(page_no, &mut buf)
@@ -496,6 +575,7 @@ impl Inner {
                     let result = match read {
                         Ok(_) => {
                             core.pool.complete_read(frame);
+                            self.hand_over(&mut core, frame, page);
                             Ok(Fixed { frame, created: false })
                         }
                         Err(e) => {
@@ -552,6 +632,10 @@ impl Inner {
 
     /// Releases one fix (the caller released the latch first).
     pub fn unfix(&self, frame: FrameId) {
+        if let Some(hp) = &self.hit_path {
+            hp.unpin(frame);
+            return;
+        }
         let mut core = self.core.lock();
         core.pool.unfix(frame);
         self.after_user_operation(&mut core);
@@ -751,7 +835,8 @@ impl Inner {
 
     pub fn snapshot(&self) -> MetricsSnapshot {
         let age = self.redo.checkpoint_age();
-        let core = self.core.lock();
+        let mut core = self.core.lock();
+        self.fold_hits(&mut core);
         MetricsSnapshot::capture(self.now_us(), &core.pool, age, core.cleaner.parameters())
     }
 
