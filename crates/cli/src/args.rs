@@ -348,6 +348,10 @@ pub struct EngineRunArgs {
     pub report_interval: String,
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Use TPC-C's keying and think times (clause 5.2.5); by default
+    /// terminals submit back to back, as in Lee et al. §5.1.
+    #[arg(long)]
+    pub keying_think: bool,
     #[arg(long, value_enum, default_value = "table")]
     pub output: OutputFormat,
 }

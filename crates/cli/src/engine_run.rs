@@ -94,7 +94,7 @@ impl EngineRunSpec<'_> {
     pub fn config_hash(&self) -> String {
         let o = &self.options;
         let text = format!(
-            "tpcc-engine|policy={}|pool={}|redo={}|page={}|io={}|device={:?}|dw={}|flush={}|w={}|c={}|warmup={:?}|duration={:?}|seed={}|weights={:?}|load_seed={}",
+            "tpcc-engine|policy={}|pool={}|redo={}|page={}|io={}|device={:?}|dw={}|flush={}|w={}|c={}|warmup={:?}|duration={:?}|seed={}|weights={:?}|keying_think={}|load_seed={}",
             o.policy,
             o.buffer_pool_bytes,
             o.redo_bytes,
@@ -109,6 +109,7 @@ impl EngineRunSpec<'_> {
             self.run.duration,
             self.run.seed,
             self.run.weights,
+            self.run.keying_think,
             self.manifest.seed,
         );
         let mut h: u64 = 0xcbf2_9ce4_8422_2325;

@@ -247,6 +247,7 @@ pub fn run_config(engine: &crate::args::EngineRunArgs) -> Result<RunConfig, Stri
         duration,
         report_interval,
         seed: engine.seed,
+        keying_think: engine.keying_think,
         ..RunConfig::default()
     })
 }
