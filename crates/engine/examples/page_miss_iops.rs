@@ -7,8 +7,11 @@
 //! latching uniformly random pages shared (nearly every latch is a miss:
 //! a read, a checksum verification, an eviction). Then, on the same file
 //! with the same thread count, raw random page-sized O_DIRECT reads (the
-//! logic of `examples/raw_iops.rs`). Both phases run `--seconds` each;
-//! the raw phase runs first and last, and the better of the two counts.
+//! logic of `examples/raw_iops.rs`). Phases run `--seconds` each and
+//! alternate, raw first and last, for `--rounds` (3) engine phases; each
+//! engine phase is compared with the mean of the two raw phases around it
+//! and the median ratio is the result (the disk of a shared machine drifts
+//! by 20% and more between phases).
 //!
 //! ```text
 //! cargo run --release -p flushwise-engine --example page_miss_iops -- \
@@ -35,6 +38,8 @@ struct Args {
     pool_mib: u64,
     threads: usize,
     seconds: f64,
+    /// Engine phases, each between two raw phases.
+    rounds: usize,
     io: IoMode,
     policy: String,
     hit_fast_path: bool,
@@ -47,6 +52,7 @@ fn parse_args() -> Result<Args, String> {
         pool_mib: 1,
         threads: 4,
         seconds: 5.0,
+        rounds: 3,
         io: IoMode::Direct,
         policy: "mysql56".into(),
         hit_fast_path: true,
@@ -61,13 +67,14 @@ fn parse_args() -> Result<Args, String> {
             "--pool-mib" => args.pool_mib = value()?.parse().map_err(|e| bad(&e))?,
             "--threads" => args.threads = value()?.parse().map_err(|e| bad(&e))?,
             "--seconds" => args.seconds = value()?.parse().map_err(|e| bad(&e))?,
+            "--rounds" => args.rounds = value()?.parse::<usize>().map_err(|e| bad(&e))?.max(1),
             "--io" => args.io = value()?.parse().map_err(|e| bad(&e))?,
             "--policy" => args.policy = value()?,
             "--no-hit-fast-path" => args.hit_fast_path = false,
             "-h" | "--help" => {
                 return Err(
                     "usage: page_miss_iops [--dir DIR] [--size-mib N] [--pool-mib N] [--threads N] \
-                            [--seconds S] [--io direct|buffered] [--policy NAME] [--no-hit-fast-path]"
+                            [--seconds S] [--rounds N] [--io direct|buffered] [--policy NAME] [--no-hit-fast-path]"
                         .into(),
                 )
             }
@@ -192,43 +199,62 @@ fn run(args: &Args) -> Result<(), String> {
             })
         })
     };
-    let raw_before = raw()?;
-    let reads_before = shell.metrics().Innodb_buffer_pool_reads;
-    let requests_before = shell.metrics().Innodb_buffer_pool_read_requests;
-    let started = Instant::now();
-    let engine_latches = run_threads(args.threads, duration, |rng| {
-        let p = (rng.next() % u64::from(pages)) as u32;
-        store.latch(p, Latch::Shared).map(drop).map_err(|e| e.to_string())
-    })?;
-    let engine_seconds = started.elapsed().as_secs_f64();
-    let m = shell.metrics();
-    let engine_reads = (m.Innodb_buffer_pool_reads - reads_before) as f64 / engine_seconds;
-    let requests = m.Innodb_buffer_pool_read_requests - requests_before;
-    let raw_after = raw()?;
-    let raw_iops = raw_before.max(raw_after);
+    // Alternating rounds raw, engine, raw, engine, ..., raw: each engine
+    // phase is compared with the mean of the raw phases around it, so a
+    // device whose speed drifts (a shared virtual disk) biases no round.
+    let mut raw_phases = vec![raw()?];
+    let mut rounds = Vec::new();
+    for _ in 0..args.rounds {
+        let reads_before = shell.metrics().Innodb_buffer_pool_reads;
+        let requests_before = shell.metrics().Innodb_buffer_pool_read_requests;
+        let started = Instant::now();
+        let engine_latches = run_threads(args.threads, duration, |rng| {
+            let p = (rng.next() % u64::from(pages)) as u32;
+            store.latch(p, Latch::Shared).map(drop).map_err(|e| e.to_string())
+        })?;
+        let engine_seconds = started.elapsed().as_secs_f64();
+        let m = shell.metrics();
+        let reads = m.Innodb_buffer_pool_reads - reads_before;
+        let requests = m.Innodb_buffer_pool_read_requests - requests_before;
+        raw_phases.push(raw()?);
+        let n = raw_phases.len();
+        let raw_around = (raw_phases[n - 2] + raw_phases[n - 1]) / 2.0;
+        let engine_reads = reads as f64 / engine_seconds;
+        let miss_ratio = if requests == 0 {
+            0.0
+        } else {
+            reads as f64 / requests as f64
+        };
+        rounds.push((engine_latches, engine_reads, miss_ratio, raw_around));
+    }
     println!(
-        "file={} size={} MiB pages={pages} pool={} MiB frames={frames} io={} threads={} seconds={:.1} policy={} hit_fast_path={}",
+        "file={} size={} MiB pages={pages} pool={} MiB frames={frames} io={} threads={} seconds={:.1} rounds={} policy={} hit_fast_path={}",
         ts_path.display(),
         args.size_mib,
         args.pool_mib,
         args.io,
         args.threads,
         args.seconds,
+        args.rounds,
         args.policy,
         args.hit_fast_path
     );
+    let mut ratios = Vec::new();
+    for (i, (latches, reads, miss, raw_around)) in rounds.iter().enumerate() {
+        let ratio = 100.0 * reads / raw_around;
+        ratios.push(ratio);
+        println!(
+            "round {}: engine latches/s={latches:.0} reads/s={reads:.0} (miss ratio {miss:.3}); raw iops around it={raw_around:.0}; ratio {ratio:.1}%",
+            i + 1
+        );
+    }
+    let raw_text: Vec<String> = raw_phases.iter().map(|r| format!("{r:.0}")).collect();
+    println!("raw phases (iops): {}", raw_text.join(", "));
+    ratios.sort_by(|a, b| a.total_cmp(b));
+    let median = ratios[ratios.len() / 2];
     println!(
-        "engine: latches/s={engine_latches:.0} reads/s={engine_reads:.0} (miss ratio {:.3})",
-        if requests == 0 {
-            0.0
-        } else {
-            (m.Innodb_buffer_pool_reads - reads_before) as f64 / requests as f64
-        }
-    );
-    println!("raw:    iops={raw_iops:.0} (before {raw_before:.0}, after {raw_after:.0})");
-    println!(
-        "ratio:  engine reads/s / raw iops = {:.1}%",
-        100.0 * engine_reads / raw_iops
+        "ratio:  engine reads/s / raw iops = {median:.1}% (median of {} rounds)",
+        ratios.len()
     );
     drop(store);
     shell.shutdown().map_err(|e| e.to_string())?;
