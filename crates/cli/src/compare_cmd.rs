@@ -26,7 +26,7 @@ use crate::engine_opts::{self, human_bytes, Manifest};
 use crate::engine_run::{self, EngineRunOutput, EngineRunSpec};
 use crate::output::{self, Csv};
 use crate::runner::COMMIT;
-use crate::sim_cmd::{ratio_text, write_file};
+use crate::sim_cmd::write_file;
 use crate::tpcc_cmd;
 
 /// Redo capacity the prepared database is created with: large enough that
@@ -221,42 +221,22 @@ fn write_results(out: &Path, outcomes: &[PolicyOutcome]) -> Result<PathBuf, Stri
 }
 
 fn compare_table(outcomes: &[PolicyOutcome]) -> String {
-    let base = outcomes.first().map_or(0.0, |o| o.out.result.figures.nopm);
-    let header: Vec<String> = [
-        "policy",
-        "NOPM",
-        "ratio",
-        "sync_write_pct",
-        "io_per_txn",
-        "hit_ratio",
-        "dirty_pct_avg",
-        "p90 New-Order ms",
-        "consistency",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    let rows: Vec<Vec<String>> = outcomes
+    let rows: Vec<output::PolicyRow<'_>> = outcomes
         .iter()
         .map(|o| {
             let r = &o.out.result;
             let p90 = r
                 .latency
                 .iter()
-                .find(|l| l.txn_type == "New-Order" || l.txn_type == "new_order" || l.txn_type == "NewOrder")
+                .find(|l| l.txn_type == "new_order")
                 .map_or("n/a".to_string(), |l| format!("{:.1}", l.p90_us as f64 / 1000.0));
-            vec![
-                r.policy.clone(),
-                format!("{:.0}", r.figures.nopm),
-                ratio_text(r.figures.nopm, base),
-                format!("{:.2}", r.figures.sync_write_pct),
-                format!("{:.2}", r.figures.io_per_txn),
-                format!("{:.4}", r.figures.hit_ratio),
-                format!("{:.1}", r.dirty_pct_avg),
-                p90,
-                if o.check.is_ok() { "pass".into() } else { "FAIL".into() },
-            ]
+            output::PolicyRow {
+                policy: &r.policy,
+                figures: &r.figures,
+                dirty_pct_avg: r.dirty_pct_avg,
+                extra: vec![p90, if o.check.is_ok() { "pass".into() } else { "FAIL".into() }],
+            }
         })
         .collect();
-    output::render_table(&header, &rows)
+    output::policy_table(&rows, &["p90 New-Order ms", "consistency"])
 }

@@ -29,9 +29,9 @@ use flushwise_sim::{CpuCosts, SimConfig, WorkloadSpec};
 use flushwise_workloads::tpcc_model::{TpccModel, TpccModelConfig};
 
 use crate::args::ExperimentArgs;
+use crate::output::ratio_text;
 use crate::output::{self, Csv};
 use crate::runner::{self, COMMIT};
-use crate::sim_cmd::ratio_text;
 
 const GIB: u64 = 1 << 30;
 const MINUTE_US: u64 = 60_000_000;

@@ -12,7 +12,7 @@ use std::fmt::Write as _;
 use serde::Serialize;
 use serde_json::Value;
 
-use flushwise_sim::{IntervalRow, RunResult};
+use flushwise_sim::{FlushFigures, IntervalRow, LatencySummary, RunResult};
 
 /// A value's cell text: numbers and booleans as JSON writes them, strings raw.
 fn cell(value: &Value) -> String {
@@ -215,32 +215,10 @@ pub fn run_table(result: &RunResult, rows: &[IntervalRow]) -> String {
             ),
         ),
     ];
-    let width = kv.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
-    for (k, v) in kv {
-        let _ = writeln!(out, "{k:<width$}  {v}");
-    }
+    out.push_str(&key_value_text(&kv));
     if !result.latency.is_empty() {
         out.push('\n');
-        let header: Vec<String> = ["txn", "count", "p50 ms", "p90 ms", "p99 ms", "max ms"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
-        let ms = |us: u64| format!("{:.2}", us as f64 / 1000.0);
-        let body: Vec<Vec<String>> = result
-            .latency
-            .iter()
-            .map(|l| {
-                vec![
-                    l.txn_type.clone(),
-                    l.count.to_string(),
-                    ms(l.p50_us),
-                    ms(l.p90_us),
-                    ms(l.p99_us),
-                    ms(l.max_us),
-                ]
-            })
-            .collect();
-        out.push_str(&render_table(&header, &body));
+        out.push_str(&latency_table(&result.latency));
     }
     if !rows.is_empty() {
         out.push('\n');
@@ -296,4 +274,95 @@ pub fn nopm_cov(rows: &[IntervalRow]) -> f64 {
     }
     let var = values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / values.len() as f64;
     var.sqrt() / mean
+}
+
+/// `key  value` lines, keys padded to the widest.
+pub fn key_value_text(kv: &[(&str, String)]) -> String {
+    let width = kv.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
+    let mut out = String::new();
+    for (k, v) in kv {
+        let _ = writeln!(out, "{k:<width$}  {v}");
+    }
+    out
+}
+
+/// Latency percentiles per transaction type, in milliseconds.
+pub fn latency_table(latency: &[LatencySummary]) -> String {
+    let header: Vec<String> = [
+        "txn", "count", "p50 ms", "p90 ms", "p95 ms", "p99 ms", "p99.9 ms", "max ms",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let ms = |us: u64| format!("{:.2}", us as f64 / 1000.0);
+    let body: Vec<Vec<String>> = latency
+        .iter()
+        .map(|l| {
+            vec![
+                l.txn_type.clone(),
+                l.count.to_string(),
+                ms(l.p50_us),
+                ms(l.p90_us),
+                ms(l.p95_us),
+                ms(l.p99_us),
+                ms(l.p999_us),
+                ms(l.max_us),
+            ]
+        })
+        .collect();
+    render_table(&header, &body)
+}
+
+/// One row of a side-by-side policy table.
+pub struct PolicyRow<'a> {
+    pub policy: &'a str,
+    pub figures: &'a FlushFigures,
+    pub dirty_pct_avg: f64,
+    /// Cells of the `extra_header` columns.
+    pub extra: Vec<String>,
+}
+
+/// Policy, NOPM, ratio to the first row, the figures behind it, then the
+/// caller's extra columns.
+pub fn policy_table(rows: &[PolicyRow<'_>], extra_header: &[&str]) -> String {
+    let base = rows.first().map_or(0.0, |r| r.figures.nopm);
+    let header: Vec<String> = [
+        "policy",
+        "NOPM",
+        "ratio",
+        "sync_write_pct",
+        "io_per_txn",
+        "hit_ratio",
+        "dirty_pct_avg",
+    ]
+    .iter()
+    .chain(extra_header.iter())
+    .map(|s| s.to_string())
+    .collect();
+    let body: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| {
+            let mut cells = vec![
+                r.policy.to_string(),
+                format!("{:.0}", r.figures.nopm),
+                ratio_text(r.figures.nopm, base),
+                format!("{:.2}", r.figures.sync_write_pct),
+                format!("{:.2}", r.figures.io_per_txn),
+                format!("{:.4}", r.figures.hit_ratio),
+                format!("{:.1}", r.dirty_pct_avg),
+            ];
+            cells.extend(r.extra.iter().cloned());
+            cells
+        })
+        .collect();
+    render_table(&header, &body)
+}
+
+/// `value / base` as `1.23x`, or `n/a` without a base.
+pub fn ratio_text(value: f64, base: f64) -> String {
+    if base > 0.0 {
+        format!("{:.2}x", value / base)
+    } else {
+        "n/a".to_string()
+    }
 }

@@ -152,45 +152,17 @@ pub fn compare(args: &CompareArgs) -> Result<(), String> {
     print_stdout(&text)
 }
 
-/// Policy, NOPM, ratio to the first policy, and the figures behind it.
+/// Policy, NOPM, ratio to the first policy, the figures behind it and
+/// each policy's final parameters.
 pub fn compare_table(outputs: &[RunOutput]) -> String {
-    let base = outputs.first().map_or(0.0, |o| o.result.figures.nopm);
-    let header: Vec<String> = [
-        "policy",
-        "NOPM",
-        "ratio",
-        "sync_write_pct",
-        "io_per_txn",
-        "hit_ratio",
-        "dirty_pct_avg",
-        "final parameters",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    let rows: Vec<Vec<String>> = outputs
+    let rows: Vec<output::PolicyRow<'_>> = outputs
         .iter()
-        .map(|o| {
-            let r = &o.result;
-            vec![
-                r.policy.clone(),
-                format!("{:.0}", r.figures.nopm),
-                ratio_text(r.figures.nopm, base),
-                format!("{:.2}", r.figures.sync_write_pct),
-                format!("{:.2}", r.figures.io_per_txn),
-                format!("{:.4}", r.figures.hit_ratio),
-                format!("{:.1}", r.dirty_pct_avg),
-                output::parameters_text(&r.final_parameters),
-            ]
+        .map(|o| output::PolicyRow {
+            policy: &o.result.policy,
+            figures: &o.result.figures,
+            dirty_pct_avg: o.result.dirty_pct_avg,
+            extra: vec![output::parameters_text(&o.result.final_parameters)],
         })
         .collect();
-    output::render_table(&header, &rows)
-}
-
-pub fn ratio_text(value: f64, base: f64) -> String {
-    if base > 0.0 {
-        format!("{:.2}x", value / base)
-    } else {
-        "n/a".to_string()
-    }
+    output::policy_table(&rows, &["final parameters"])
 }

@@ -276,7 +276,7 @@ pub fn summary_text(out: &EngineRunOutput) -> String {
     let r = &out.result;
     let f = &r.figures;
     let mut text = String::new();
-    let kv: Vec<(&str, String)> = vec![
+    let mut kv: Vec<(&str, String)> = vec![
         ("policy", r.policy.clone()),
         ("device", r.device.clone()),
         (
@@ -307,39 +307,13 @@ pub fn summary_text(out: &EngineRunOutput) -> String {
             format!("{:.0} s / {:.0} s", r.measured_seconds, r.wall_seconds),
         ),
     ];
-    let width = kv.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
-    for (k, v) in kv {
-        text.push_str(&format!("{k:<width$}  {v}\n"));
-    }
     if let Some(n) = r.trace_records {
-        text.push_str(&format!("{:<width$}  {n}\n", "trace records"));
+        kv.push(("trace records", n.to_string()));
     }
+    text.push_str(&output::key_value_text(&kv));
     if !r.latency.is_empty() {
         text.push('\n');
-        let header: Vec<String> = [
-            "txn", "count", "p50 ms", "p90 ms", "p95 ms", "p99 ms", "p99.9 ms", "max ms",
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-        let ms = |us: u64| format!("{:.2}", us as f64 / 1000.0);
-        let body: Vec<Vec<String>> = r
-            .latency
-            .iter()
-            .map(|l| {
-                vec![
-                    l.txn_type.clone(),
-                    l.count.to_string(),
-                    ms(l.p50_us),
-                    ms(l.p90_us),
-                    ms(l.p95_us),
-                    ms(l.p99_us),
-                    ms(l.p999_us),
-                    ms(l.max_us),
-                ]
-            })
-            .collect();
-        text.push_str(&output::render_table(&header, &body));
+        text.push_str(&output::latency_table(&r.latency));
     }
     text
 }
