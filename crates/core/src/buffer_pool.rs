@@ -77,6 +77,15 @@ const OLD_RATIO_DIV: u64 = 1024;
 /// `BUF_LRU_OLD_TOLERANCE` (buf0lru.h): slack before the old pointer moves.
 const OLD_TOLERANCE: u32 = 20;
 
+/// Why [`BufferPool::checkpoint_due`] says a checkpoint is due.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CheckpointReason {
+    /// The background period passed.
+    Periodic,
+    /// The checkpoint age passed `max_checkpoint_age_async`.
+    AgeMargin,
+}
+
 /// Static configuration; defaults are InnoDB 5.6's.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BufferPoolConfig {
@@ -95,6 +104,10 @@ pub struct BufferPoolConfig {
     /// `BUF_LRU_SEARCH_SCAN_THRESHOLD` = 100: first clean-victim scan depth.
     pub lru_search_scan_threshold: u32,
     pub redo: RedoConfig,
+    /// Period of the background checkpoint ([`BufferPool::checkpoint_due`]).
+    /// InnoDB 5.6's master thread checkpoints from its once-a-second active
+    /// loop; 1 s is what both shells have always used.
+    pub checkpoint_interval_us: TimeUs,
 }
 
 impl Default for BufferPoolConfig {
@@ -108,6 +121,7 @@ impl Default for BufferPoolConfig {
             lru_min_len: 256,
             lru_search_scan_threshold: 100,
             redo: RedoConfig::default(),
+            checkpoint_interval_us: 1_000_000,
         }
     }
 }
@@ -385,6 +399,8 @@ pub struct BufferPool {
     young_quarter: u64,
     /// The shell serving hits outside the core, if any.
     fast: Option<Box<dyn FastHits>>,
+    /// When the last checkpoint was noted (see `checkpoint_due`).
+    last_checkpoint_us: TimeUs,
 }
 
 impl BufferPool {
@@ -430,6 +446,7 @@ impl BufferPool {
             pending_writes: [0; 5],
             wake: WakeThresholds::default(),
             wake_pending: false,
+            last_checkpoint_us: 0,
         })
     }
 
@@ -712,8 +729,42 @@ impl BufferPool {
         }
     }
 
-    /// A checkpoint at `lsn` is durable.
-    pub fn note_checkpoint(&mut self, lsn: Lsn) {
+    /// Whether a shell should write a checkpoint at `now`, and why. One rule
+    /// for every shell (the simulator's event loop, the engine's master
+    /// thread and its writers' free check):
+    /// - [`CheckpointReason::AgeMargin`]: the checkpoint age (log head minus
+    ///   the last checkpoint) passed `max_checkpoint_age_async`; InnoDB's
+    ///   `log_checkpoint_margin` has the writer checkpoint at once;
+    /// - [`CheckpointReason::Periodic`]: `checkpoint_interval_us` passed
+    ///   since the last checkpoint (the master thread's).
+    ///
+    /// `None` when neither holds, or when the checkpoint could not move
+    /// (the oldest modification is at the last checkpoint; InnoDB's
+    /// `log_checkpoint` returns early then too). The LSN to write is
+    /// [`Self::checkpoint_candidate`] (a shell may lower it, never raise it).
+    pub fn checkpoint_due(&self, now: TimeUs) -> Option<CheckpointReason> {
+        if self.checkpoint_candidate() <= self.redo.checkpoint_lsn {
+            return None;
+        }
+        if self.redo.checkpoint_age_bytes() > self.redo.margins.max_checkpoint_age_async_bytes {
+            Some(CheckpointReason::AgeMargin)
+        } else if now.saturating_sub(self.last_checkpoint_us) >= self.config.checkpoint_interval_us {
+            Some(CheckpointReason::Periodic)
+        } else {
+            None
+        }
+    }
+
+    /// When the periodic checkpoint of [`Self::checkpoint_due`] is next due
+    /// (a shell's background thread sleeps until then).
+    pub fn periodic_checkpoint_at_us(&self) -> TimeUs {
+        self.last_checkpoint_us
+            .saturating_add(self.config.checkpoint_interval_us)
+    }
+
+    /// A checkpoint at `lsn` is durable; `now` starts the next period of
+    /// [`Self::checkpoint_due`].
+    pub fn note_checkpoint(&mut self, lsn: Lsn, now: TimeUs) {
         assert!(
             lsn <= self.checkpoint_candidate(),
             "checkpoint {lsn} passes a dirty page"
@@ -721,6 +772,7 @@ impl BufferPool {
         if lsn > self.redo.checkpoint_lsn {
             self.redo.checkpoint_lsn = lsn;
         }
+        self.last_checkpoint_us = self.last_checkpoint_us.max(now);
     }
 
     // ----- writes ----------------------------------------------------------

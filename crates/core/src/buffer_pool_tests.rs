@@ -5,7 +5,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use proptest::prelude::*;
 
-use crate::buffer_pool::{BufferPool, BufferPoolConfig, FixIntent, FixOutcome, FreeCheck, LruMode, WriteKind};
+use crate::buffer_pool::{
+    BufferPool, BufferPoolConfig, CheckpointReason, FixIntent, FixOutcome, FreeCheck, LruMode, WriteKind,
+};
 use crate::redo_space::RedoConfig;
 use crate::types::{FrameId, Lsn, PageId};
 
@@ -301,7 +303,7 @@ fn checkpoint_candidate_is_oldest_dirty_page() {
     dirty(&mut p, 1, 50);
     dirty(&mut p, 2, 80);
     assert_eq!(p.checkpoint_candidate(), Lsn(50));
-    p.note_checkpoint(Lsn(50));
+    p.note_checkpoint(Lsn(50), 0);
     assert_eq!(p.redo().checkpoint_lsn, Lsn(50));
     assert_eq!(p.redo_age_bytes(), 180 - 50);
 }
@@ -493,4 +495,41 @@ fn abandoned_write_leaves_page_dirty_and_uncounted() {
     p.check_invariants();
     let (again, _) = p.flush_list_batch(1, Lsn::MAX, WriteKind::FlushList);
     assert_eq!(again.len(), 1, "the page can be ordered again");
+}
+
+#[test]
+fn checkpoint_is_due_each_interval_and_only_when_it_can_advance() {
+    let mut p = pool(8);
+    let interval = p.config().checkpoint_interval_us;
+    load(&mut p, 1, 0);
+    dirty(&mut p, 1, 50);
+    assert_eq!(p.checkpoint_due(interval - 1), None, "the period has not passed");
+    assert_eq!(p.checkpoint_due(interval), Some(CheckpointReason::Periodic));
+    assert_eq!(p.periodic_checkpoint_at_us(), interval);
+    p.note_checkpoint(p.checkpoint_candidate(), interval);
+    assert_eq!(p.periodic_checkpoint_at_us(), 2 * interval);
+    // Nothing to advance: never due, however long it waits.
+    assert_eq!(p.checkpoint_due(10 * interval), None);
+}
+
+#[test]
+fn checkpoint_is_due_at_once_past_the_async_checkpoint_age() {
+    let mut p = pool(8);
+    let async_bytes = p.redo().margins.max_checkpoint_age_async_bytes;
+    load(&mut p, 1, 0);
+    load(&mut p, 2, 0);
+    dirty(&mut p, 1, 50);
+    // A later change moves the head past the async margin while the
+    // oldest modification can still advance (page 1 is written back).
+    dirty(&mut p, 2, 50 + async_bytes);
+    assert_eq!(p.checkpoint_due(0), Some(CheckpointReason::AgeMargin));
+    p.note_checkpoint(p.checkpoint_candidate(), 0);
+    assert_eq!(p.checkpoint_due(0), None, "the oldest change pins the checkpoint");
+    let frame = p.lookup(page(1)).unwrap();
+    let (writes, _) = p.flush_list_batch(1, Lsn(u64::MAX), WriteKind::FlushList);
+    assert_eq!(writes.len(), 1);
+    p.complete_write(frame);
+    assert_eq!(p.checkpoint_due(0), Some(CheckpointReason::AgeMargin));
+    p.note_checkpoint(p.checkpoint_candidate(), 0);
+    assert_eq!(p.checkpoint_due(0), None);
 }

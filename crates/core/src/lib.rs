@@ -25,8 +25,8 @@ pub mod stats;
 pub mod types;
 
 pub use buffer_pool::{
-    BufferPool, BufferPoolConfig, FixIntent, FixOutcome, FreeCheck, LruChunk, LruMode, WakeThresholds, WriteKind,
-    WriteOrder,
+    BufferPool, BufferPoolConfig, CheckpointReason, FixIntent, FixOutcome, FreeCheck, LruChunk, LruMode,
+    WakeThresholds, WriteKind, WriteOrder,
 };
 pub use cleaner::{CleanerAction, PageCleaner};
 pub use decision_log::{Decision, DecisionLog};

@@ -377,8 +377,10 @@ impl Sim {
                 }
             }
             Event::Checkpoint => {
-                let lsn = self.pool.checkpoint_candidate();
-                self.pool.note_checkpoint(lsn);
+                if self.pool.checkpoint_due(self.now_us).is_some() {
+                    let lsn = self.pool.checkpoint_candidate();
+                    self.pool.note_checkpoint(lsn, self.now_us);
+                }
                 self.schedule(self.now_us + self.scenario.checkpoint_every_us, Event::Checkpoint);
             }
         }

@@ -25,7 +25,9 @@
 //! - with doublewrite on, each write batch first goes sequentially to the
 //!   doublewrite area; batches do not wait for each other's doublewrite
 //!   slots, and fsyncs are not charged;
-//! - a checkpoint is taken every second at the oldest modification.
+//! - checkpoints follow the core's `checkpoint_due` (every second, and at
+//!   once when a writer finds the checkpoint age past the async margin),
+//!   at the oldest modification; each writes one log block.
 //!
 //! Invariants: the pool's invariants hold (checked every `check_every`
 //! events when enabled); an agent is in exactly one wait at a time; every
@@ -36,8 +38,8 @@ use std::time::Instant;
 
 use flushwise_core::device::{DeviceModel, DeviceSpec, IoKind, IoRequest};
 use flushwise_core::{
-    policy, BufferPool, BufferPoolConfig, CleanerAction, DecisionLog, FixIntent, FixOutcome, FrameId, FreeCheck, Lsn,
-    PageCleaner, PoolCounters, RedoConfig, Sleep, TimeUs, WaitFor, WriteOrder,
+    policy, BufferPool, BufferPoolConfig, CheckpointReason, CleanerAction, DecisionLog, FixIntent, FixOutcome, FrameId,
+    FreeCheck, Lsn, PageCleaner, PoolCounters, RedoConfig, Sleep, TimeUs, WaitFor, WriteOrder,
 };
 use flushwise_trace::{TraceEvent, TraceRecord, TxnType};
 
@@ -49,8 +51,6 @@ use crate::workload::{TpccWorkload, TraceWorkload, Workload};
 
 /// Sampling period for time-averaged figures (dirty share, free list).
 const SAMPLE_US: TimeUs = 100_000;
-/// Checkpoint period (InnoDB's master thread checkpoints about every second).
-const CHECKPOINT_US: TimeUs = 1_000_000;
 /// Retry delay when every frame is fixed or under I/O (InnoDB sleeps 10 ms
 /// from the second free-block iteration; 1 ms keeps small pools moving).
 const NO_FRAME_RETRY_US: TimeUs = 1_000;
@@ -278,7 +278,8 @@ impl Simulation {
         for c in 0..self.cleaners.len() as u32 {
             self.poll_cleaner(c, 0);
         }
-        self.queue.schedule(CHECKPOINT_US, Event::Checkpoint);
+        self.queue
+            .schedule(self.pool.config().checkpoint_interval_us, Event::Checkpoint);
         self.queue.schedule(SAMPLE_US, Event::Sample);
         self.queue.schedule(self.config.report_interval_us, Event::Report);
         if self.config.warmup_us > 0 {
@@ -382,18 +383,11 @@ impl Simulation {
                 }
             }
             Event::Checkpoint => {
-                let lsn = self.pool.checkpoint_candidate();
-                self.pool.note_checkpoint(lsn);
-                let offset = lsn.0 % self.config.redo_bytes.max(LOG_BLOCK_BYTES);
-                self.log_device.submit(
-                    IoRequest {
-                        kind: IoKind::Write,
-                        offset_bytes: offset,
-                        len_bytes: LOG_BLOCK_BYTES as u32,
-                    },
-                    now,
-                );
-                self.queue.schedule(now + CHECKPOINT_US, Event::Checkpoint);
+                if self.pool.checkpoint_due(now).is_some() {
+                    self.write_checkpoint(now);
+                }
+                self.queue
+                    .schedule(now + self.pool.config().checkpoint_interval_us, Event::Checkpoint);
             }
             Event::Sample => {
                 if self.measuring {
@@ -466,7 +460,12 @@ impl Simulation {
                             return Ok(());
                         }
                         match self.pool.redo_free_check() {
-                            FreeCheck::Proceed => {}
+                            FreeCheck::Proceed => {
+                                // log_checkpoint_margin: the writer checkpoints itself.
+                                if self.pool.checkpoint_due(now) == Some(CheckpointReason::AgeMargin) {
+                                    self.write_checkpoint(now);
+                                }
+                            }
                             FreeCheck::SyncFlush(orders) => {
                                 self.agents[a as usize].outstanding_writes = orders.len() as u32;
                                 self.submit_writes(orders, Owner::Agent(a), now);
@@ -614,6 +613,22 @@ impl Simulation {
     /// default), the batch is first written sequentially to the doublewrite
     /// area and only then in place, as `buf_dblwr_flush_buffered_writes`
     /// does; a single-page flush pays the same two writes for one page.
+    /// A checkpoint at the oldest modification: noted in the core, one log
+    /// block written to the log device.
+    fn write_checkpoint(&mut self, now: TimeUs) {
+        let lsn = self.pool.checkpoint_candidate();
+        self.pool.note_checkpoint(lsn, now);
+        let offset = lsn.0 % self.config.redo_bytes.max(LOG_BLOCK_BYTES);
+        self.log_device.submit(
+            IoRequest {
+                kind: IoKind::Write,
+                offset_bytes: offset,
+                len_bytes: LOG_BLOCK_BYTES as u32,
+            },
+            now,
+        );
+    }
+
     fn submit_writes(&mut self, orders: Vec<WriteOrder>, owner: Owner, now: TimeUs) {
         if orders.is_empty() {
             return;

@@ -573,7 +573,7 @@ mod tests {
         assert!(rules(&log).contains(&"redo_sync_zone_no_flush_sleep"));
         assert!(policy.parameters().contains(&("t_flush_ms", 0.0)));
         // Nothing is dirty, so a checkpoint can catch up with the head.
-        pool.note_checkpoint(pool.checkpoint_candidate());
+        pool.note_checkpoint(pool.checkpoint_candidate(), 0);
         end(&mut policy, &pool, &mut log, 64, 0);
         assert_eq!(policy.flush_sleep_us(), SECOND_US);
     }
@@ -741,8 +741,8 @@ mod tests {
                     break;
                 }
             }
-            if now.is_multiple_of(SECOND_US) {
-                pool.note_checkpoint(pool.checkpoint_candidate());
+            if pool.checkpoint_due(now).is_some() {
+                pool.note_checkpoint(pool.checkpoint_candidate(), now);
             }
             if now >= cleaner_ready_us {
                 complete(&mut pool, &in_flight);

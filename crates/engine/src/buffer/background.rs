@@ -104,9 +104,19 @@ fn wait_for_stop(inner: &Inner) {
 
 fn master_loop(inner: &Inner) {
     let start = Instant::now();
-    let mut next_checkpoint = start + inner.config.checkpoint_interval;
     let mut next_metrics = start + inner.config.metrics_interval;
     loop {
+        // The core says when the periodic checkpoint is due (its clock is
+        // the shell's `now_us`).
+        let next_checkpoint = {
+            let due_us = inner.core.lock().pool.periodic_checkpoint_at_us();
+            match due_us.saturating_sub(inner.now_us()) {
+                // Past due but not due: nothing to advance; look again a
+                // period later.
+                0 => Instant::now() + inner.config.checkpoint_interval,
+                wait_us => Instant::now() + Duration::from_micros(wait_us),
+            }
+        };
         {
             let mut w = inner.wake.lock();
             let until = next_checkpoint.min(next_metrics);
@@ -118,10 +128,9 @@ fn master_loop(inner: &Inner) {
             }
         }
         let now = Instant::now();
-        if now >= next_checkpoint {
+        if inner.core.lock().pool.checkpoint_due(inner.now_us()).is_some() {
             // A failure poisons the shell; users see it on their next write.
             let _ = inner.checkpoint();
-            next_checkpoint = now + inner.config.checkpoint_interval;
         }
         if now >= next_metrics {
             inner.record_snapshot();

@@ -33,8 +33,8 @@ use std::time::{Duration, Instant};
 
 use flushwise_core::policy::{self, FLUSH_BATCH_PAGES};
 use flushwise_core::{
-    BufferPool, BufferPoolConfig, Decision, DecisionLog, FixIntent, FixOutcome, FrameId, FreeCheck, Lsn, PageCleaner,
-    PageId, RedoConfig as CoreRedoConfig, RedoMargins, TimeUs, WriteKind, WriteOrder,
+    BufferPool, BufferPoolConfig, CheckpointReason, Decision, DecisionLog, FixIntent, FixOutcome, FrameId, FreeCheck,
+    Lsn, PageCleaner, PageId, RedoConfig as CoreRedoConfig, TimeUs, WriteKind, WriteOrder,
 };
 use parking_lot::{Condvar, Mutex, RwLock};
 
@@ -184,7 +184,6 @@ pub(crate) struct Inner {
     pub redo: Arc<RedoLog>,
     pub doublewrite: Option<Arc<Doublewrite>>,
     pub spaces: Vec<Arc<Tablespace>>,
-    pub margins: RedoMargins,
     pub wake: Mutex<WakeState>,
     pub wake_cv: Condvar,
     poisoned: OnceLock<String>,
@@ -264,6 +263,7 @@ impl BufferPoolShell {
             BufferPoolConfig::small(config.frames)
         };
         pool_config.page_size_bytes = page_size.bytes() as u32;
+        pool_config.checkpoint_interval_us = config.checkpoint_interval.as_micros() as TimeUs;
         pool_config.redo = CoreRedoConfig {
             capacity_bytes: redo.capacity_bytes(),
             thread_concurrency: config.thread_concurrency,
@@ -280,7 +280,6 @@ impl BufferPoolShell {
         let policy = policy::build(&config.policy).map_err(config_err)?;
         let log = DecisionLog::new(config.decision_log_capacity, config.decision_log);
         let cleaner = PageCleaner::new(policy, &mut pool, log);
-        let margins = pool.redo().margins;
         let frames = (0..config.frames)
             .map(|_| FrameLatch(RwLock::new(AlignedBuf::zeroed(page_size.bytes()))))
             .collect();
@@ -296,7 +295,6 @@ impl BufferPoolShell {
             redo,
             doublewrite,
             spaces: tablespaces,
-            margins,
             wake: Mutex::new(WakeState::default()),
             wake_cv: Condvar::new(),
             poisoned: OnceLock::new(),
@@ -751,8 +749,9 @@ impl Inner {
             match check {
                 FreeCheck::Proceed => {
                     // log_checkpoint_margin: past the async checkpoint age
-                    // the writer checkpoints itself.
-                    if self.redo.checkpoint_age() > self.margins.max_checkpoint_age_async_bytes {
+                    // the writer checkpoints itself (the core decides).
+                    let due = self.core.lock().pool.checkpoint_due(self.now_us());
+                    if due == Some(CheckpointReason::AgeMargin) {
                         self.checkpoint()?;
                     }
                     return Ok(());
@@ -803,7 +802,7 @@ impl Inner {
             self.poison(&e);
             return Err(e.into());
         }
-        self.core.lock().pool.note_checkpoint(lsn);
+        self.core.lock().pool.note_checkpoint(lsn, self.now_us());
         Ok(lsn)
     }
 
