@@ -13,6 +13,7 @@ use std::collections::HashSet;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -224,7 +225,9 @@ fn acknowledged_new_orders_survive_sigkill_in_the_middle_of_runs() {
     let d = dir.to_str().unwrap();
     prepare(&dir);
     let mut acknowledged: HashSet<(u32, u32, u32)> = HashSet::new();
-    for (round, kill_after_ms) in [1500u64, 2600, 3700].into_iter().enumerate() {
+    // Kill once the run is under way (some New-Orders acknowledged), at a
+    // different moment each round.
+    for (round, extra_ms) in [0u64, 700, 1900].into_iter().enumerate() {
         let mut child = Command::new(BIN)
             .args([
                 "tpcc",
@@ -238,7 +241,7 @@ fn acknowledged_new_orders_survive_sigkill_in_the_middle_of_runs() {
                 "--warmup",
                 "0s",
                 "--duration",
-                "60s",
+                "120s",
                 "--seed",
                 &(round + 1).to_string(),
                 "--flush-log-at-commit",
@@ -250,27 +253,32 @@ fn acknowledged_new_orders_survive_sigkill_in_the_middle_of_runs() {
             .spawn()
             .unwrap();
         let stdout = child.stdout.take().unwrap();
-        let reader = std::thread::spawn(move || {
-            let mut acks = Vec::new();
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if let Some(rest) = line.strip_prefix("new-order-committed ") {
-                    let v: Vec<u32> = rest.split(' ').map(|x| x.parse().unwrap()).collect();
-                    acks.push((v[0], v[1], v[2]));
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let reader = {
+            let seen = Arc::clone(&seen);
+            std::thread::spawn(move || {
+                for line in BufReader::new(stdout).lines() {
+                    let Ok(line) = line else { break };
+                    if let Some(rest) = line.strip_prefix("new-order-committed ") {
+                        let v: Vec<u32> = rest.split(' ').map(|x| x.parse().unwrap()).collect();
+                        seen.lock().unwrap().push((v[0], v[1], v[2]));
+                    }
                 }
-            }
-            acks
-        });
+            })
+        };
         let started = Instant::now();
-        std::thread::sleep(Duration::from_millis(kill_after_ms));
+        while seen.lock().unwrap().len() < 20 {
+            assert!(
+                started.elapsed() < Duration::from_secs(60),
+                "round {round}: fewer than 20 New-Orders acknowledged in 60 s"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        std::thread::sleep(Duration::from_millis(extra_ms));
         child.kill().unwrap(); // SIGKILL
         child.wait().unwrap();
-        let acks = reader.join().unwrap();
-        assert!(
-            !acks.is_empty(),
-            "round {round}: no New-Order acknowledged in {:?}",
-            started.elapsed()
-        );
+        reader.join().unwrap();
+        let acks = seen.lock().unwrap().clone();
         acknowledged.extend(acks);
         // Reopening recovers; the consistency conditions hold.
         let verdict = check(&dir, false);
