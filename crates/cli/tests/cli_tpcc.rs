@@ -127,6 +127,9 @@ fn prepare_run_with_trace_check_and_export_on_one_warehouse() {
         "1s",
         "--trace",
         trace.to_str().unwrap(),
+        // Prepared with 32 MiB: the run resizes the cleanly closed log.
+        "--redo",
+        "48MiB",
         "--output",
         "json",
     ]));
@@ -149,6 +152,7 @@ fn prepare_run_with_trace_check_and_export_on_one_warehouse() {
     }
     // A 4 MiB pool over ~160 MB: pages are read from the device.
     assert!(result["reads"].as_u64().unwrap() > 0, "{result}");
+    assert_eq!(result["redo_bytes"].as_u64(), Some(48 << 20), "{result}");
     let latency = result["latency"].as_array().unwrap();
     assert_eq!(latency.len(), 5, "{result}");
     assert!(latency

@@ -4,6 +4,7 @@
 
 use flushwise_engine::db::{Database, DbOptions};
 use flushwise_engine::page::PageSize;
+use flushwise_engine::storage::{open_file, IoMode};
 
 fn options(redo_bytes: u64) -> DbOptions {
     DbOptions {
@@ -95,5 +96,43 @@ fn a_crashed_database_is_not_resized_and_the_error_says_how_to_proceed() {
     // Nothing was lost: the usual open recovers every row.
     let db = Database::open(dir.path(), options(4 << 20)).unwrap();
     check(&db, 300);
+    db.close().unwrap();
+}
+
+#[test]
+fn a_bulk_loaded_database_closed_after_a_small_transaction_resizes() {
+    // The TPC-C loader's shape: bulk loads, then one small marker
+    // transaction, then close. The close must checkpoint past the marker's
+    // commit record so the log counts as clean.
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::create(dir.path(), options(4 << 20)).unwrap();
+    let rows = db.create_index("rows", true).unwrap();
+    let meta = db.create_index("meta", true).unwrap();
+    db.load_sorted(rows, (0..2000u32).map(|i| (i.to_be_bytes().to_vec(), vec![7u8; 60])))
+        .unwrap();
+    let mut txn = db.begin();
+    txn.insert(meta, b"load_complete", b"1").unwrap();
+    txn.commit().unwrap();
+    db.close().unwrap();
+    let path = dir.path().join("flushwise.redo");
+    let backend = open_file(&path, IoMode::Buffered, false).unwrap();
+    let scan = flushwise_engine::redo::reader::scan(&path, &*backend).unwrap();
+    assert!(
+        scan.records.is_empty(),
+        "a clean close leaves nothing to redo: {:?}",
+        scan.report
+    );
+    drop(backend);
+    let opts = DbOptions {
+        resize_redo_at_open: true,
+        ..options(8 << 20)
+    };
+    let db = Database::open(dir.path(), opts).unwrap();
+    assert_eq!(db.redo().capacity_bytes(), 8 << 20);
+    let mut txn = db.begin();
+    assert_eq!(txn.get(meta, b"load_complete").unwrap(), Some(b"1".to_vec()));
+    assert_eq!(txn.get(rows, &1999u32.to_be_bytes()).unwrap(), Some(vec![7u8; 60]));
+    txn.commit().unwrap();
+    db.check().unwrap();
     db.close().unwrap();
 }

@@ -138,10 +138,20 @@ fn redo_config(options: &DbOptions) -> RedoConfig {
 /// crash at any point leaves either the old clean log or the new empty one,
 /// and both say "nothing to redo" for data pages that are all durable.
 fn resize_redo(path: &Path, log: RedoLog, scan: &RecoveryScan, options: &DbOptions) -> Result<RedoLog> {
+    // End records change no page and a transaction that ends here has no
+    // undo after the checkpoint (the floor keeps the checkpoint before a
+    // transaction's first write until its end is durable), so they need no
+    // recovery; a log written before clean closes checkpointed at the head
+    // may still end with one.
     let pending = scan
         .records
         .iter()
-        .filter(|(_, r)| r.kind != RecordKind::CheckpointMarker)
+        .filter(|(_, r)| {
+            !matches!(
+                r.kind,
+                RecordKind::CheckpointMarker | RecordKind::TxnCommit | RecordKind::TxnRollback
+            )
+        })
         .count();
     if pending > 0 {
         return Err(files_err(
