@@ -62,6 +62,9 @@ use crate::redo::{Record, RedoError};
 use crate::storage::{AlignedBuf, Tablespace};
 use crate::trace_recorder::{self, TraceRecorder};
 
+/// Pages per read of the free-set scan at open (1 MiB at 16 KiB pages).
+const SCAN_RUN_PAGES: u32 = 64;
+
 /// Pages added to the file when no free page is left.
 pub const EXTEND_CHUNK_PAGES: u32 = 64;
 /// Commits retried after the redo log was full (a checkpoint between tries).
@@ -154,27 +157,57 @@ impl SpaceStore {
         if free.is_some() {
             return Ok(());
         }
+        // Sequential runs straight from the file (no pool traffic, one I/O
+        // per run), except for pages the pool holds: their image there is
+        // the newer one (recovery's redo may have changed a page's type).
+        // Types change only through the free set, whose mutex the caller
+        // holds, so the scan sees a stable picture.
+        let page_len = self.ts.page_size().bytes();
+        let page_count = self.ts.page_count();
+        let mut run = AlignedBuf::zeroed(page_len * SCAN_RUN_PAGES as usize);
         let mut set = BTreeSet::new();
         let mut journals = Vec::new();
-        for page_no in 0..self.ts.page_count() {
-            match self.latch_inner(page_no, Latch::Shared) {
-                Ok(g) => {
-                    let Hold::Shared(buf) = &g.hold else {
-                        unreachable!("shared latch")
-                    };
-                    let raw = page::peek_page_type_raw(buf);
-                    if raw == PageType::Free as u16 {
-                        set.insert(page_no);
-                    } else if raw == PageType::LoadJournal as u16 {
-                        journals.push(page_no);
+        let mut first = 0u32;
+        while first < page_count {
+            let pages = (page_count - first).min(SCAN_RUN_PAGES);
+            self.ts.read_run_unverified(first, &mut run, pages as usize)?;
+            for i in 0..pages {
+                let page_no = first + i;
+                let resident = self.inner().core.lock().pool.lookup(self.ts.page_id(page_no)).is_some();
+                let raw = if resident {
+                    match self.latch_inner(page_no, Latch::Shared) {
+                        Ok(g) => {
+                            let Hold::Shared(buf) = &g.hold else {
+                                unreachable!("shared latch")
+                            };
+                            Some(page::peek_page_type_raw(buf))
+                        }
+                        Err(e) if e.is_never_written() => None,
+                        Err(BufferError::Storage(e)) if e.is_corrupt_page() => continue,
+                        Err(e) => return Err(e),
                     }
+                } else {
+                    let image = &run[i as usize * page_len..(i as usize + 1) * page_len];
+                    match page::verify(image, self.ts.page_id(page_no), self.ts.path()) {
+                        Ok(_) => Some(page::peek_page_type_raw(image)),
+                        Err(page::PageError::NeverWritten { .. }) => None,
+                        // A corrupt page is neither free nor a journal; the
+                        // open's verification or its first reader reports it.
+                        Err(_) => continue,
+                    }
+                };
+                match raw {
+                    None => {
+                        set.insert(page_no);
+                    }
+                    Some(t) if t == PageType::Free as u16 => {
+                        set.insert(page_no);
+                    }
+                    Some(t) if t == PageType::LoadJournal as u16 => journals.push(page_no),
+                    Some(_) => {}
                 }
-                Err(e) if e.is_never_written() => {
-                    set.insert(page_no);
-                }
-                Err(BufferError::Storage(e)) if e.is_corrupt_page() => {}
-                Err(e) => return Err(e),
             }
+            first += pages;
         }
         *free = Some(set);
         *self.journals.lock() = journals;

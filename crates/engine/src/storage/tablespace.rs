@@ -184,6 +184,26 @@ impl Tablespace {
             .map_err(Into::into)
     }
 
+    /// Reads pages `first_page..first_page + pages` into `buf` (back to back)
+    /// in one call, unverified: sequential scans at open.
+    pub fn read_run_unverified(&self, first_page: u32, buf: &mut AlignedBuf, pages: usize) -> Result<()> {
+        let page_len = self.page_size.bytes();
+        assert!(
+            pages * page_len <= buf.len(),
+            "{}: run of {pages} pages in a buffer of {} bytes",
+            self.path.display(),
+            buf.len()
+        );
+        if pages == 0 {
+            return Ok(());
+        }
+        let last = first_page.saturating_add(pages as u32 - 1);
+        self.check_in_range(last)?;
+        self.backend
+            .read(self.page_size.offset_of(first_page), &mut buf[..pages * page_len])
+            .map_err(Into::into)
+    }
+
     /// Reads and verifies page `page_no`.
     pub fn read_page(&self, page_no: u32, buf: &mut AlignedBuf) -> Result<PageHeader> {
         self.read_page_unverified(page_no, buf)?;
