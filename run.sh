@@ -4,7 +4,7 @@
 # redo log, doublewrite) under mysql56, percona56 and self-tuning, side by
 # side. The first run prepares a 10-warehouse database (~1.2 GB) in
 # ./flushwise-data and later runs reuse it; it needs about 3 GB free and
-# takes about 8 minutes. Extra arguments go to `flushwise compare`
+# takes about 6 minutes. Extra arguments go to `flushwise compare`
 # (`--help` lists them). The simulator's comparison is `flushwise sim compare`.
 set -euo pipefail
 cd "$(dirname "$0")"
