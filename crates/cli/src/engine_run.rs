@@ -7,7 +7,7 @@
 //! the warm-up, so the pool counters captured at the last warm-up interval
 //! are the baseline the measured figures are differenced from (the start of
 //! the run if there is no warm-up). Gauges (dirty share, free frames,
-//! checkpoint age) are sampled once a second by a thread of this module and
+//! checkpoint age) are sampled every 100 ms by a thread of this module and
 //! averaged over the measured window.
 
 use std::io::Write as _;
@@ -22,15 +22,18 @@ use flushwise_core::PoolCounters;
 use flushwise_engine::buffer::MetricsSnapshot;
 use flushwise_engine::db::{Database, DbOptions};
 use flushwise_engine::trace_recorder::{self, TraceRecorder};
-use flushwise_sim::{FlushFigures, IntervalRow, TxnCounts};
+use flushwise_sim::{config_hash_of, FlushFigures, IntervalRow, TxnCounts};
 use flushwise_trace::TxnType;
 use flushwise_workloads::tpcc::{self, IntervalReport, RunConfig, TxnKind, TxnObserver};
 
 use crate::engine_opts::{device_text, Manifest};
 use crate::runner::COMMIT;
 
-/// Gauge sampling period (InnoDB's metrics are per second too).
-const SAMPLE_PERIOD: Duration = Duration::from_secs(1);
+/// Gauge sampling period: 100 ms, the simulator's `SAMPLE_US`. Not the
+/// shell's per-second history: the dirty share swings with the cleaner's
+/// once-a-second batches, and sampling at that same period aliases (it
+/// reads the same phase of every swing).
+const SAMPLE_PERIOD: Duration = Duration::from_millis(100);
 
 /// What one engine run measured (the simulator's `RunResult` fields where
 /// they mean the same thing, plus the engine's own).
@@ -90,7 +93,7 @@ pub struct EngineRunSpec<'a> {
 }
 
 impl EngineRunSpec<'_> {
-    /// FNV-1a of everything that defines the run (not the paths).
+    /// The hash of everything that defines the run (not the paths).
     pub fn config_hash(&self) -> String {
         let o = &self.options;
         let text = format!(
@@ -112,12 +115,7 @@ impl EngineRunSpec<'_> {
             self.run.keying_think,
             self.manifest.seed,
         );
-        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-        for b in text.bytes() {
-            h ^= u64::from(b);
-            h = h.wrapping_mul(0x0000_0100_0000_01b3);
-        }
-        format!("{h:016x}")
+        config_hash_of(&text)
     }
 }
 

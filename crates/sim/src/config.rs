@@ -179,13 +179,19 @@ impl SimConfig {
 
     /// FNV-1a 64 of [`SimConfig::canonical`], as 16 hex digits.
     pub fn config_hash(&self) -> String {
-        let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-        for b in self.canonical().bytes() {
-            hash ^= u64::from(b);
-            hash = hash.wrapping_mul(0x0100_0000_01b3);
-        }
-        format!("{hash:016x}")
+        config_hash_of(&self.canonical())
     }
+}
+
+/// The 16-hex-digit FNV-1a hash of a canonical configuration text; every
+/// run of the simulator and of the engine names its configuration by it.
+pub fn config_hash_of(canonical: &str) -> String {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in canonical.bytes() {
+        hash ^= u64::from(b);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("{hash:016x}")
 }
 
 #[cfg(test)]

@@ -17,6 +17,6 @@ pub mod simulation;
 pub mod units;
 pub mod workload;
 
-pub use config::{CpuCosts, SimConfig, WorkloadSpec};
+pub use config::{config_hash_of, CpuCosts, SimConfig, WorkloadSpec};
 pub use metrics::{FlushFigures, IntervalRow, LatencySummary, RunResult, TxnCounts};
 pub use simulation::Simulation;
