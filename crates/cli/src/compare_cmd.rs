@@ -19,8 +19,6 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use flushwise_core::policy;
-
 use crate::args::{DbLocationArgs, EngineCompareArgs, OutputFormat};
 use crate::engine_opts::{self, human_bytes, Manifest};
 use crate::engine_run::{self, EngineRunOutput, EngineRunSpec};
@@ -32,25 +30,6 @@ use crate::tpcc_cmd;
 /// Redo capacity the prepared database is created with: large enough that
 /// at this scale checkpoints are not the only thing the cleaners do.
 const COMPARE_REDO: &str = "256MiB";
-
-fn policies(args: &EngineCompareArgs) -> Result<Vec<String>, String> {
-    let names: Vec<String> = args
-        .policies
-        .iter()
-        .map(|s| s.trim().to_string())
-        .filter(|s| !s.is_empty())
-        .collect();
-    if names.is_empty() {
-        return Err(format!(
-            "--policies: give at least one policy; accepted are {}",
-            policy::POLICY_NAMES.join(", ")
-        ));
-    }
-    for name in &names {
-        policy::build(name).map_err(|e| format!("--policies: {e}"))?;
-    }
-    Ok(names)
-}
 
 fn location(dir: PathBuf, args: &EngineCompareArgs) -> DbLocationArgs {
     DbLocationArgs {
@@ -106,7 +85,7 @@ struct PolicyOutcome {
 }
 
 pub fn command(args: &EngineCompareArgs) -> Result<(), String> {
-    let names = policies(args)?;
+    let names = crate::sim_cmd::policy_list(&args.policies)?;
     let run_config = tpcc_cmd::run_config(&args.engine)?;
     let (base, manifest) = prepared_base(args)?;
     let copy = location(args.dir.join("run"), args);

@@ -95,16 +95,15 @@ fn json_line(out: &RunOutput) -> Result<String, String> {
 }
 
 /// Policy names from `--policies`; every name must be registered.
-fn policy_list(args: &CompareArgs) -> Result<Vec<String>, String> {
-    let names: Vec<String> = if args.policies.is_empty() {
-        policy::POLICY_NAMES.iter().map(|s| s.to_string()).collect()
-    } else {
-        args.policies
-            .iter()
-            .map(|s| s.trim().to_string())
-            .filter(|s| !s.is_empty())
-            .collect()
-    };
+/// The `--policies` names, trimmed, at least one, each registered
+/// (`name:key=value` parameters checked too). Shared by `sim compare` and
+/// the engine's `compare`.
+pub fn policy_list(given: &[String]) -> Result<Vec<String>, String> {
+    let names: Vec<String> = given
+        .iter()
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .collect();
     if names.is_empty() {
         return Err(format!(
             "--policies: give at least one policy; accepted policies are {}",
@@ -118,7 +117,12 @@ fn policy_list(args: &CompareArgs) -> Result<Vec<String>, String> {
 }
 
 pub fn compare(args: &CompareArgs) -> Result<(), String> {
-    let names = policy_list(args)?;
+    // No `--policies`: every registered policy.
+    let names = if args.policies.is_empty() {
+        policy::POLICY_NAMES.iter().map(|s| s.to_string()).collect()
+    } else {
+        policy_list(&args.policies)?
+    };
     // Every configuration is validated before anything runs.
     let configs: Vec<(String, SimConfig)> = names
         .iter()
