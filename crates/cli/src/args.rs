@@ -402,8 +402,12 @@ pub struct EngineCompareArgs {
     /// Where the prepared database (and the per-run copies) live.
     #[arg(long, value_name = "DIR", default_value = "flushwise-data")]
     pub dir: PathBuf,
+    /// Put the redo logs (of the prepared database and of every per-policy
+    /// copy) in this directory instead: a separate disk, as Lee et al. §5.1.
     #[arg(long, value_name = "DIR")]
     pub redo_dir: Option<PathBuf>,
+    /// Data-file I/O: direct (O_DIRECT, no OS page cache: what a measurement
+    /// needs) or buffered (any filesystem).
     #[arg(long, value_name = "MODE", default_value = "direct")]
     pub io: String,
     #[arg(long, default_value_t = COMPARE_WAREHOUSES_DEFAULT)]

@@ -31,17 +31,37 @@ use crate::tpcc_cmd;
 /// at this scale checkpoints are not the only thing the cleaners do.
 const COMPARE_REDO: &str = "256MiB";
 
-fn location(dir: PathBuf, args: &EngineCompareArgs) -> DbLocationArgs {
+/// The database `name` under `--dir`, its redo log under `--redo-dir/name`
+/// when that is given (the prepared database and the run copy each have
+/// their own log; sharing one would let a run write into the base's).
+fn location(name: &str, args: &EngineCompareArgs) -> DbLocationArgs {
     DbLocationArgs {
-        dir,
-        redo_dir: args.redo_dir.clone(),
+        dir: args.dir.join(name),
+        redo_dir: args.redo_dir.as_ref().map(|r| r.join(name)),
         io: args.io.clone(),
     }
 }
 
+/// Replaces `copy` with the files of `base` (data directory and, when it
+/// has one of its own, redo directory).
+fn copy_prepared(base: &DbLocationArgs, copy: &DbLocationArgs) -> Result<(), String> {
+    engine_opts::copy_database(&base.dir, &copy.dir)?;
+    if let (Some(from), Some(to)) = (&base.redo_dir, &copy.redo_dir) {
+        engine_opts::copy_database(from, to)?;
+    }
+    Ok(())
+}
+
+fn remove_copy(copy: &DbLocationArgs) -> Result<(), String> {
+    for dir in std::iter::once(&copy.dir).chain(copy.redo_dir.as_ref()) {
+        fs::remove_dir_all(dir).map_err(|e| format!("{}: cannot remove the run copy: {e}", dir.display()))?;
+    }
+    Ok(())
+}
+
 /// The prepared base database: reused when its manifest matches.
 fn prepared_base(args: &EngineCompareArgs) -> Result<(DbLocationArgs, Manifest), String> {
-    let base = location(args.dir.join(format!("tpcc-w{}", args.warehouses)), args);
+    let base = location(&format!("tpcc-w{}", args.warehouses), args);
     if Manifest::path(&base.dir).exists() {
         let manifest = Manifest::read(&base.dir)?;
         println!(
@@ -60,6 +80,9 @@ fn prepared_base(args: &EngineCompareArgs) -> Result<(DbLocationArgs, Manifest),
             base.dir.display()
         );
         fs::remove_dir_all(&base.dir).map_err(|e| format!("{}: cannot remove: {e}", base.dir.display()))?;
+        if let Some(redo) = base.redo_dir.as_ref().filter(|r| r.exists()) {
+            fs::remove_dir_all(redo).map_err(|e| format!("{}: cannot remove: {e}", redo.display()))?;
+        }
     }
     let redo = engine_opts::size_flag_bytes(COMPARE_REDO)?;
     // Base plus one run copy.
@@ -88,7 +111,7 @@ pub fn command(args: &EngineCompareArgs) -> Result<(), String> {
     let names = crate::sim_cmd::policy_list(&args.policies)?;
     let run_config = tpcc_cmd::run_config(&args.engine)?;
     let (base, manifest) = prepared_base(args)?;
-    let copy = location(args.dir.join("run"), args);
+    let copy = location("run", args);
     engine_opts::require_free(
         &args.dir,
         manifest.database_bytes + (64 << 20),
@@ -113,7 +136,7 @@ pub fn command(args: &EngineCompareArgs) -> Result<(), String> {
     );
     let mut outcomes = Vec::new();
     for name in &names {
-        engine_opts::copy_database(&base.dir, &copy.dir)?;
+        copy_prepared(&base, &copy)?;
         let options = engine_opts::run_options(&copy, &args.engine, name, &manifest)?;
         let spec = EngineRunSpec {
             dir: &copy.dir,
@@ -142,7 +165,7 @@ pub fn command(args: &EngineCompareArgs) -> Result<(), String> {
         }
         outcomes.push(PolicyOutcome { out, check });
     }
-    fs::remove_dir_all(&copy.dir).map_err(|e| format!("{}: cannot remove the run copy: {e}", copy.dir.display()))?;
+    remove_copy(&copy)?;
     let results_dir = write_results(&args.out, &outcomes)?;
     let text = match args.engine.output {
         OutputFormat::Table => compare_table(&outcomes),

@@ -960,14 +960,17 @@ impl BufferPool {
                 self.try_lru_scan = false;
             }
         }
-        // Single-page flush: the first flushable page from the tail.
+        // Single-page flush: the first flushable page from the tail that
+        // nobody has fixed (InnoDB 5.6 `buf_flush_ready_for_flush` with
+        // BUF_FLUSH_SINGLE_PAGE requires `buf_fix_count == 0`: the user
+        // may hold latches on its own fixed pages, and writing one of them
+        // would wait on itself).
         self.counters.wait_free += 1;
         let mut cursor = self.lru_tail();
         let mut scanned = 0u64;
         while cursor != NIL {
             scanned += 1;
-            let f = &self.frames[cursor as usize];
-            if f.flushable() {
+            if self.single_page_flushable(cursor) {
                 self.counters.dirty_victim_scanned += scanned;
                 let order = self.start_write(cursor, WriteKind::SyncReplacement);
                 self.frames[cursor as usize].evict_after_write = true;
@@ -1012,6 +1015,12 @@ impl BufferPool {
             self.counters.pin_vetoes += 1;
             false
         }
+    }
+
+    /// Flushable and fixed by nobody, through the core or a shell pin.
+    fn single_page_flushable(&self, index: u32) -> bool {
+        let f = &self.frames[index as usize];
+        f.flushable() && f.fix_count == 0 && !self.fast.as_ref().is_some_and(|fast| fast.is_pinned(FrameId(index)))
     }
 
     /// Tells the [`FastHits`] shell the access rule of `index`.

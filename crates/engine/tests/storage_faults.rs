@@ -89,23 +89,46 @@ fn disk_full_is_reported_clearly_and_earlier_pages_stay_readable() {
     assert!(matches!(&err, EngineStorageError::Storage(e) if e.is_disk_full()));
     assert_eq!(ts.page_count(), 4, "a failed extension does not count");
 
-    // The checked backend now refuses work and says why.
+    // A refused extension changed nothing: the file is not poisoned, the
+    // pages it has stay readable and writable, and once space is found the
+    // file grows again.
+    assert!(!file.is_poisoned());
     let mut buf = ts.new_page_buf();
-    let refused = ts.read_page(0, &mut buf).unwrap_err().to_string();
-    assert!(
-        refused.contains("no space left on device") && refused.contains("re-open"),
-        "{refused}"
-    );
+    assert_eq!(ts.read_page(0, &mut buf).unwrap().lsn.0, 100);
+    ts.write_page(3, &mut page_image(ts.page_id(3), 200)).unwrap();
+    ts.sync().unwrap();
+    file.inner().disarm();
+    assert_eq!(ts.extend(1).unwrap(), 4);
 
-    // After "close and re-open", every page written before the disk filled
-    // is intact.
+    // After close and re-open, every page written is intact.
     drop(ts);
     let reopened = tablespace_over(7, &path, faulty_file(&path));
-    assert_eq!(reopened.page_count(), 4);
-    for no in 0..4 {
+    assert_eq!(reopened.page_count(), 5);
+    for (no, lsn) in [(0, 100), (1, 101), (2, 102), (3, 200)] {
         let h = reopened.read_page(no, &mut buf).unwrap();
-        assert_eq!(h.lsn.0, 100 + u64::from(no));
+        assert_eq!(h.lsn.0, lsn);
     }
+}
+
+#[test]
+fn growth_reserves_disk_blocks_and_a_refused_growth_leaves_the_file_as_it_was() {
+    use flushwise_engine::storage::{BufferedFile, StorageBackend};
+    use std::os::unix::fs::MetadataExt;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("grow");
+    let f = BufferedFile::open(&path, true).unwrap();
+    f.set_len(1 << 20).unwrap();
+    let meta = std::fs::metadata(&path).unwrap();
+    assert_eq!(meta.len(), 1 << 20);
+    // Allocated, not a hole (a filesystem without fallocate would give a
+    // sparse file; this test's tempdir is on one that has it).
+    assert!(meta.blocks() * 512 >= 1 << 20, "{} blocks of 512 bytes", meta.blocks());
+    // More than any filesystem here can hold: refused, length unchanged.
+    let err = f.set_len(1 << 62).unwrap_err();
+    assert!(err.is_disk_full() || err.to_string().contains("too large"), "{err}");
+    assert_eq!(std::fs::metadata(&path).unwrap().len(), 1 << 20);
+    f.set_len(4096).unwrap();
+    assert_eq!(std::fs::metadata(&path).unwrap().len(), 4096);
 }
 
 #[test]

@@ -107,6 +107,14 @@ pub enum BufferError {
 }
 
 impl BufferError {
+    /// True if a space could not grow (its maximum, or a full disk); the
+    /// pool is not poisoned by it.
+    pub fn is_out_of_space(&self) -> bool {
+        matches!(self, BufferError::Storage(e) if e.is_out_of_space())
+    }
+}
+
+impl BufferError {
     /// True if the page on disk was never written (a freshly extended page).
     pub fn is_never_written(&self) -> bool {
         matches!(

@@ -73,7 +73,11 @@ const LOG_FULL_WAIT: Duration = Duration::from_millis(5);
 
 impl From<BufferError> for StoreError {
     fn from(e: BufferError) -> Self {
-        StoreError::Engine(e.to_string())
+        if e.is_out_of_space() {
+            StoreError::Full { reason: e.to_string() }
+        } else {
+            StoreError::Engine(e.to_string())
+        }
     }
 }
 
@@ -351,8 +355,11 @@ impl SpaceStore {
             self.ensure_scanned(&mut free)?;
             let set = free.get_or_insert_with(BTreeSet::new);
             if set.is_empty() {
-                let first = self.ts.extend(EXTEND_CHUNK_PAGES)?;
-                set.extend(first..first + EXTEND_CHUNK_PAGES);
+                // Up to the space's maximum: the last pages below it are
+                // still handed out one chunk short.
+                let n = EXTEND_CHUNK_PAGES.min(self.ts.pages_below_max()).max(1);
+                let first = self.ts.extend(n)?;
+                set.extend(first..first + n);
             }
             match set.pop_first() {
                 Some(p) => p,

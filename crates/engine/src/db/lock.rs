@@ -16,6 +16,13 @@
 //! transaction back (the `Txn` API leaves it to the caller; `Database::run`
 //! does it and retries).
 //!
+//! A transaction whose rollback failed (the storage refused a write: disk
+//! full, an I/O error) can never release its locks before the database is
+//! reopened, whose recovery rolls it back. [`LockTable::abandon`] marks it;
+//! a request blocked by an abandoned holder fails at once with
+//! [`LockError::HolderAbandoned`] instead of waiting out the timeout and
+//! being retried against a lock that will never be freed.
+//!
 //! No fairness: new shared requests are granted while an exclusive request
 //! waits (writers can starve under a stream of readers; the timeout bounds it).
 //!
@@ -23,7 +30,8 @@
 //! 1. a lock has either one exclusive holder and no shared holder, or only
 //!    shared holders (at least one); empty locks are removed;
 //! 2. `held[t]` lists exactly the keys whose lock `t` holds;
-//! 3. `waits_for` has an entry only for a transaction inside `acquire`.
+//! 3. `waits_for` has an entry only for a transaction inside `acquire`;
+//! 4. an abandoned transaction keeps its locks; no request it blocks waits.
 
 use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
@@ -52,6 +60,9 @@ pub enum LockError {
     Deadlock { blockers: Vec<TxnId> },
     /// Waited `waited` without getting the lock.
     Timeout { waited: Duration, blockers: Vec<TxnId> },
+    /// Blocked by a transaction whose rollback failed: the lock stays held
+    /// until the database is reopened. Not worth a retry.
+    HolderAbandoned { holder: TxnId, reason: String },
 }
 
 #[derive(Default)]
@@ -75,6 +86,8 @@ struct State {
     locks: HashMap<LockKey, Lock>,
     held: HashMap<TxnId, Vec<LockKey>>,
     waits_for: HashMap<TxnId, Vec<TxnId>>,
+    /// Transactions whose rollback failed, with the error.
+    abandoned: HashMap<TxnId, String>,
 }
 
 impl State {
@@ -150,6 +163,12 @@ impl LockTable {
                 }
                 Err(b) => b,
             };
+            if let Some((&holder, reason)) = blockers.iter().find_map(|b| st.abandoned.get_key_value(b)) {
+                let reason = reason.clone();
+                st.waits_for.remove(&txn);
+                self.drop_if_empty(&mut st, key);
+                return Err(LockError::HolderAbandoned { holder, reason });
+            }
             if st.reaches(&blockers, txn) {
                 st.waits_for.remove(&txn);
                 self.drop_if_empty(&mut st, key);
@@ -201,6 +220,18 @@ impl LockTable {
         self.released.notify_all();
     }
 
+    /// Marks `txn` as unable to release its locks (its rollback failed with
+    /// `reason`) and wakes the requests it blocks, which then fail with
+    /// [`LockError::HolderAbandoned`]. Its locks stay: the rows they cover
+    /// hold uncommitted changes until recovery rolls them back.
+    pub fn abandon(&self, txn: TxnId, reason: &str) {
+        let mut st = self.state.lock();
+        st.waits_for.remove(&txn);
+        st.abandoned.insert(txn, reason.to_string());
+        drop(st);
+        self.released.notify_all();
+    }
+
     /// Locks held now (all transactions).
     pub fn locks_held(&self) -> usize {
         self.state.lock().held.values().map(Vec::len).sum()
@@ -230,6 +261,9 @@ impl LockTable {
             st.held.values().map(Vec::len).sum::<usize>(),
             "held list out of sync"
         );
+        for t in st.abandoned.keys() {
+            assert!(!st.waits_for.contains_key(t), "abandoned txn {t} is waiting");
+        }
     }
 }
 
@@ -254,6 +288,36 @@ mod tests {
         t.check_invariants();
         t.release_all(3);
         assert_eq!(t.locks_held(), 0);
+    }
+
+    #[test]
+    fn a_request_blocked_by_an_abandoned_holder_fails_at_once() {
+        let t = std::sync::Arc::new(LockTable::new(Duration::from_secs(60)));
+        t.acquire(1, &key("w"), LockMode::Exclusive).unwrap();
+        let waiter = {
+            let t = std::sync::Arc::clone(&t);
+            std::thread::spawn(move || t.acquire(2, &key("w"), LockMode::Shared))
+        };
+        // The waiter is asleep on the lock (or about to be); abandoning the
+        // holder must wake it long before the 60 s timeout.
+        std::thread::sleep(Duration::from_millis(30));
+        t.abandon(1, "no space left on device");
+        let e = waiter.join().unwrap().unwrap_err();
+        assert_eq!(
+            e,
+            LockError::HolderAbandoned {
+                holder: 1,
+                reason: "no space left on device".into()
+            }
+        );
+        // A new request fails the same way; other keys are unaffected.
+        assert!(matches!(
+            t.acquire(3, &key("w"), LockMode::Exclusive),
+            Err(LockError::HolderAbandoned { holder: 1, .. })
+        ));
+        t.acquire(3, &key("other"), LockMode::Exclusive).unwrap();
+        t.check_invariants();
+        assert_eq!(t.locks_held(), 2, "the abandoned lock stays held");
     }
 
     #[test]

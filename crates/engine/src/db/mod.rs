@@ -114,6 +114,7 @@ use parking_lot::{Mutex, RwLock};
 use crate::btree::{BTree, BTreeError, Direction};
 use crate::buffer::{BufferError, BufferPoolShell, ShellConfig};
 use crate::page::{PageError, PageSize};
+use crate::page_store::StoreError;
 use crate::redo::{FlushMode, RedoError, RedoLog};
 use crate::storage::{EngineStorageError, IoMode, StorageError};
 
@@ -165,6 +166,12 @@ pub struct DbOptions {
     /// the log on a separate disk.
     pub data_device: Option<DeviceSpec>,
     pub doublewrite: bool,
+    /// Largest size the data file may grow to (`None`: until the disk is
+    /// full), as InnoDB's `innodb_data_file_path=...:autoextend:max:SIZE`.
+    /// Either way a write that needs a new page when there is none fails
+    /// with an error for which [`DbError::is_out_of_space`] is true; the
+    /// transaction can be rolled back and everything committed stays.
+    pub data_file_max_bytes: Option<u64>,
     pub flush_log_at_trx_commit: FlushMode,
     /// Page-cleaning policy (`flushwise_core::policy::POLICY_NAMES`).
     pub policy: String,
@@ -187,6 +194,7 @@ impl Default for DbOptions {
             io: IoMode::Buffered,
             data_device: None,
             doublewrite: true,
+            data_file_max_bytes: None,
             flush_log_at_trx_commit: FlushMode::SyncAtCommit,
             policy: "self-tuning".into(),
             lock_wait_timeout: Duration::from_secs(5),
@@ -270,6 +278,13 @@ pub enum DbError {
         waited_ms: u64,
         blockers: Vec<TxnId>,
     },
+    #[error("transaction {txn}: the lock it needs on index {index} is held by transaction {holder}, whose rollback failed ({reason}); reopen the database to recover")]
+    LockHolderAbandoned {
+        txn: TxnId,
+        index: String,
+        holder: TxnId,
+        reason: String,
+    },
     #[error("transaction {txn} is finished")]
     TxnFinished { txn: TxnId },
     #[error("catalog of {path}: {reason}")]
@@ -314,6 +329,22 @@ impl DbError {
     /// and retried (deadlock victim, lock wait timeout).
     pub fn is_retryable(&self) -> bool {
         matches!(self, DbError::Deadlock { .. } | DbError::LockTimeout { .. })
+    }
+
+    /// True if the data file could not grow (its `data_file_max_bytes`, or
+    /// a full disk): roll back, free space or raise the maximum; what is
+    /// committed is safe and the database stays open.
+    pub fn is_out_of_space(&self) -> bool {
+        match self {
+            DbError::Index {
+                source: BTreeError::Store(StoreError::Full { .. }),
+                ..
+            } => true,
+            DbError::Storage(e) => e.is_disk_full(),
+            DbError::PageFile(e) => e.is_out_of_space(),
+            DbError::Buffer(e) => e.is_out_of_space(),
+            _ => false,
+        }
     }
 
     fn index(index: &str, source: BTreeError) -> Self {

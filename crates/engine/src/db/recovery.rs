@@ -430,6 +430,9 @@ pub(crate) fn open_database(dir: &Path, options: DbOptions, create: bool) -> Res
         report.loads_reclaimed += 1;
     }
     db.shell.checkpoint()?;
+    // The maximum binds users only: redo and the losers' undo above had to
+    // complete whatever the size.
+    db.store.0.tablespace().set_max_bytes(db.options.data_file_max_bytes);
     report.duration = started.elapsed();
     db.report = report;
     Ok(db)

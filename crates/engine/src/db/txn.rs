@@ -105,6 +105,12 @@ impl<'db> Txn<'db> {
                 waited_ms: waited.as_millis() as u64,
                 blockers,
             }),
+            Err(LockError::HolderAbandoned { holder, reason }) => Err(DbError::LockHolderAbandoned {
+                txn: self.id,
+                index: index.name.clone(),
+                holder,
+                reason,
+            }),
         }
     }
 
@@ -386,9 +392,13 @@ impl<'db> Txn<'db> {
     fn finish_rollback(&mut self) -> Result<()> {
         let result = self.undo_all();
         self.state = State::Finished;
-        // On failure the locks stay with a transaction nobody can finish:
-        // the shell is then poisoned (an I/O error) and the database must be
-        // reopened, which rolls the transaction back at recovery.
+        // On failure the locks stay with a transaction nobody can finish
+        // (the storage refused a write): the database must be reopened,
+        // which rolls the transaction back at recovery. Until then the
+        // requests its locks block fail at once instead of waiting.
+        if let Err(e) = &result {
+            self.db.locks.abandon(self.id, &e.to_string());
+        }
         result?;
         self.db.locks.release_all(self.id);
         Ok(())

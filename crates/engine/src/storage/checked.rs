@@ -12,7 +12,12 @@
 //! Invariants: once poisoned, never un-poisoned; the failing call itself
 //! returns its own error, every later call returns `Poisoned`; a failed read
 //! does not poison (nothing was changed), so reading past the end of a file
-//! stays a plain, recoverable error; `close` always releases the inner file.
+//! stays a plain, recoverable error; a `set_len` refused for lack of space
+//! ([`StorageError::DiskFull`]) does not poison either: backends leave the
+//! file as it was (the positional file puts the length back, the fault
+//! injector refuses before the call), so the database can go on serving
+//! what fits, as InnoDB goes on after "the table is full"; `close` always
+//! releases the inner file.
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -66,7 +71,10 @@ impl<B: StorageBackend> Checked<B> {
     /// Runs a mutation; its failure poisons the backend.
     fn mutate(&self, f: impl FnOnce(&B) -> Result<()>) -> Result<()> {
         self.refuse_if_poisoned()?;
-        let result = f(&self.inner);
+        self.poison_on_error(f(&self.inner))
+    }
+
+    fn poison_on_error(&self, result: Result<()>) -> Result<()> {
         if let Err(e) = &result {
             // Only the first error is kept: `set` fails if another thread
             // poisoned first, and that earlier error is the one to report.
@@ -92,7 +100,11 @@ impl<B: StorageBackend> StorageBackend for Checked<B> {
     }
 
     fn set_len(&self, len: u64) -> Result<()> {
-        self.mutate(|b| b.set_len(len))
+        self.refuse_if_poisoned()?;
+        match self.inner.set_len(len) {
+            Err(e) if e.is_disk_full() => Err(e),
+            other => self.poison_on_error(other),
+        }
     }
 
     fn sync_data(&self) -> Result<()> {

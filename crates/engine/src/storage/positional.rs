@@ -9,6 +9,14 @@
 //! first is [`StorageError::ShortRead`]); a write writes everything or
 //! fails; an `ENOSPC` from the OS is always reported as
 //! [`StorageError::DiskFull`] so the user reads "no space left on device".
+//!
+//! Growth reserves space: `set_len` beyond the current length allocates
+//! the new blocks (`fallocate`, as InnoDB extends its data and log files
+//! with `posix_fallocate`), so a full disk is met when a file grows, not
+//! later by a page write into a hole, which would leave a page that can
+//! neither be written nor dropped. A growth that fails puts the length back:
+//! the file is as it was. Filesystems without `fallocate` get a sparse
+//! extension (the only option they offer).
 
 use std::fs::{File, OpenOptions};
 use std::io;
@@ -90,7 +98,23 @@ impl PositionalFile {
     }
 
     pub(crate) fn set_len(&self, len: u64) -> Result<()> {
-        self.with_file("set_len", len, 0, |f| f.set_len(len))
+        self.with_file("set_len", len, 0, |f| {
+            let old_len = f.metadata()?.len();
+            if len <= old_len {
+                return f.set_len(len);
+            }
+            use rustix::fs::{fallocate, FallocateFlags};
+            use rustix::io::Errno;
+            match fallocate(f, FallocateFlags::empty(), old_len, len - old_len) {
+                Ok(()) => Ok(()),
+                Err(e) if e == Errno::OPNOTSUPP || e == Errno::NOSYS => f.set_len(len),
+                Err(e) => {
+                    // A partial allocation may have moved the end of file.
+                    f.set_len(old_len)?;
+                    Err(io::Error::from(e))
+                }
+            }
+        })
     }
 
     pub(crate) fn sync_data(&self) -> Result<()> {

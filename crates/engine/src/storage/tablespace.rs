@@ -56,6 +56,13 @@ pub enum EngineStorageError {
         #[source]
         source: PageError,
     },
+    #[error("{path}: the tablespace is full: {page_count} pages, and growing by {n_pages} would pass its maximum of {max_bytes} bytes (raise the maximum, or delete rows to free pages)")]
+    SpaceFull {
+        path: PathBuf,
+        page_count: u32,
+        n_pages: u32,
+        max_bytes: u64,
+    },
     #[error("{path}: page size {found} differs from the expected {expected}")]
     PageSizeMismatch {
         path: PathBuf,
@@ -73,6 +80,16 @@ impl EngineStorageError {
             EngineStorageError::Page(PageError::Corrupt { .. } | PageError::NeverWritten { .. })
         )
     }
+
+    /// True if the space could not grow: its maximum size, or a full disk.
+    /// Nothing was changed; the pages the space has stay usable.
+    pub fn is_out_of_space(&self) -> bool {
+        match self {
+            EngineStorageError::SpaceFull { .. } => true,
+            EngineStorageError::Storage(e) => e.is_disk_full(),
+            _ => false,
+        }
+    }
 }
 
 pub type Result<T> = std::result::Result<T, EngineStorageError>;
@@ -84,6 +101,8 @@ pub struct Tablespace {
     backend: Arc<dyn StorageBackend>,
     page_size: PageSize,
     page_count: AtomicU32,
+    /// `extend` refuses to pass this many pages (`u32::MAX`: no maximum).
+    max_pages: AtomicU32,
     /// Serialises `extend`, the only change of the file length.
     extend_lock: Mutex<()>,
 }
@@ -118,8 +137,25 @@ impl Tablespace {
             backend,
             page_size,
             page_count: AtomicU32::new(page_count),
+            max_pages: AtomicU32::new(u32::MAX),
             extend_lock: Mutex::new(()),
         })
+    }
+
+    /// Pages `extend` may still add before the maximum (`u32::MAX` minus
+    /// the count when there is none).
+    pub fn pages_below_max(&self) -> u32 {
+        self.max_pages.load(Ordering::Acquire).saturating_sub(self.page_count())
+    }
+
+    /// Caps the file at `max_bytes` (rounded down to whole pages; `None`: no
+    /// cap), as InnoDB's `innodb_data_file_path=...:autoextend:max:SIZE`.
+    /// A file already larger keeps its pages and does not grow.
+    pub fn set_max_bytes(&self, max_bytes: Option<u64>) {
+        let pages = max_bytes.map_or(u32::MAX, |b| {
+            u32::try_from(b / self.page_size.bytes_u64()).unwrap_or(u32::MAX)
+        });
+        self.max_pages.store(pages, Ordering::Release);
     }
 
     pub fn space_id(&self) -> u32 {
@@ -291,6 +327,15 @@ impl Tablespace {
                 page_count: first_new,
                 n_pages,
             })?;
+        let max_pages = self.max_pages.load(Ordering::Acquire);
+        if new_count > max_pages {
+            return Err(EngineStorageError::SpaceFull {
+                path: self.path.clone(),
+                page_count: first_new,
+                n_pages,
+                max_bytes: self.page_size.offset_of(max_pages),
+            });
+        }
         self.backend.set_len(self.page_size.offset_of(new_count))?;
         self.page_count.store(new_count, Ordering::Release);
         Ok(first_new)

@@ -290,12 +290,14 @@ enum Attempted {
     RolledBack,
 }
 
-/// One transaction with its retries. `Ok(Err(e))`: out of retries.
+/// One transaction with its retries. `Ok(Err(e))`: out of retries, or the
+/// run is stopping (`stop`: the end, or another terminal's fatal error).
 fn run_one<S: TpccStore>(
     store: &S,
     terminal: u32,
     input: &super::txn::TxnInput,
     retries_max: u32,
+    stop: &AtomicBool,
     observer: Option<&dyn TxnObserver>,
     retries: &mut u64,
 ) -> Result<Result<Attempted, TpccError>, TpccError> {
@@ -330,7 +332,7 @@ fn run_one<S: TpccStore>(
         match result {
             Ok(a) => return Ok(Ok(a)),
             Err(e) if e.is_retryable() => {
-                if attempt >= retries_max {
+                if attempt >= retries_max || stop.load(Ordering::Relaxed) {
                     return Ok(Err(e));
                 }
                 attempt += 1;
@@ -378,7 +380,7 @@ fn terminal<S: TpccStore>(store: &S, shared: &Shared<'_>, t: u32, observer: Opti
         }
         let began = Instant::now();
         let mut retries = 0u64;
-        let result = run_one(store, t, &input, cfg.retries_max, observer, &mut retries);
+        let result = run_one(store, t, &input, cfg.retries_max, &shared.stop, observer, &mut retries);
         let ended = Instant::now();
         let latency_us = (ended - began).as_micros() as u64;
         let fatal = match result {
