@@ -98,14 +98,16 @@ impl PositionalFile {
     }
 
     pub(crate) fn set_len(&self, len: u64) -> Result<()> {
-        self.with_file("set_len", len, 0, |f| {
-            let old_len = f.metadata()?.len();
-            if len <= old_len {
-                return f.set_len(len);
-            }
+        let old_len = self.len()?;
+        if len <= old_len {
+            return self.with_file("set_len", len, 0, |f| f.set_len(len));
+        }
+        let grow = len - old_len;
+        // Errors name the growth: "extend of N bytes at offset <old end>".
+        self.with_file("extend", old_len, usize::try_from(grow).unwrap_or(usize::MAX), |f| {
             use rustix::fs::{fallocate, FallocateFlags};
             use rustix::io::Errno;
-            match fallocate(f, FallocateFlags::empty(), old_len, len - old_len) {
+            match fallocate(f, FallocateFlags::empty(), old_len, grow) {
                 Ok(()) => Ok(()),
                 Err(e) if e == Errno::OPNOTSUPP || e == Errno::NOSYS => f.set_len(len),
                 Err(e) => {
