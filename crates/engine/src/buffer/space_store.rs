@@ -355,8 +355,9 @@ impl SpaceStore {
             self.ensure_scanned(&mut free)?;
             let set = free.get_or_insert_with(BTreeSet::new);
             if set.is_empty() {
-                // Up to the space's maximum: the last pages below it are
-                // still handed out one chunk short.
+                // Near the space's maximum, grow by the pages left below it
+                // instead of a whole chunk (at least one, so the refusal
+                // comes from `extend`, which names the maximum).
                 let n = EXTEND_CHUNK_PAGES.min(self.ts.pages_below_max()).max(1);
                 let first = self.ts.extend(n)?;
                 set.extend(first..first + n);
