@@ -131,7 +131,9 @@ pub struct RunArgs {
     pub sim: SimArgs,
     #[arg(long, default_value = "self-tuning")]
     pub policy: String,
-    /// Write the policy decision log as CSV to FILE.
+    /// Write the policy decision log to FILE: as CSV, or, when FILE ends in
+    /// `.jsonl`, one JSON object per page-cleaner iteration (Table-2 inputs,
+    /// parameters before and after, rules fired).
     #[arg(long, value_name = "FILE")]
     pub decisions: Option<PathBuf>,
 }

@@ -366,3 +366,20 @@ pub fn ratio_text(value: f64, base: f64) -> String {
         "n/a".to_string()
     }
 }
+
+/// True if `--decisions` names a `.jsonl` file: one JSON object per
+/// page-cleaner iteration (schema in `flushwise_core::iteration_log`),
+/// instead of the prose decision log as CSV.
+pub fn is_jsonl_path(path: &std::path::Path) -> bool {
+    path.extension().is_some_and(|e| e.eq_ignore_ascii_case("jsonl"))
+}
+
+/// Iteration records as JSON lines.
+pub fn iteration_jsonl(records: &[flushwise_core::IterationRecord]) -> String {
+    let mut text = String::with_capacity(records.len() * 600);
+    for r in records {
+        text.push_str(&r.to_json());
+        text.push('\n');
+    }
+    text
+}

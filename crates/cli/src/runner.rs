@@ -13,7 +13,7 @@ use std::sync::Mutex;
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use flushwise_core::Decision;
+use flushwise_core::{Decision, IterationRecord};
 use flushwise_sim::{IntervalRow, RunResult, SimConfig, Simulation};
 
 /// The commit every result carries (set by build.rs).
@@ -25,6 +25,9 @@ pub struct RunOutput {
     pub rows: Vec<IntervalRow>,
     pub decisions: Vec<Decision>,
     pub decisions_dropped: u64,
+    /// One record per page-cleaner iteration, when asked for.
+    pub iterations: Vec<IterationRecord>,
+    pub iterations_dropped: u64,
 }
 
 /// Progress bars only when a person is watching stderr.
@@ -56,11 +59,14 @@ pub fn run_one(config: SimConfig, bar: Option<&ProgressBar>) -> Result<RunOutput
     let rows = sim.rows().to_vec();
     let decisions = sim.decisions().entries().cloned().collect();
     let decisions_dropped = sim.decisions().dropped();
+    let (iterations, iterations_dropped) = sim.take_iteration_records();
     Ok(RunOutput {
         result,
         rows,
         decisions,
         decisions_dropped,
+        iterations,
+        iterations_dropped,
     })
 }
 

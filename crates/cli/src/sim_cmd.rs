@@ -53,10 +53,21 @@ fn print_stdout(text: &str) -> Result<(), String> {
 
 pub fn run(args: &RunArgs) -> Result<(), String> {
     let mut config = args.sim.to_config(&args.policy)?;
-    config.decision_log = args.decisions.is_some();
+    let jsonl = args.decisions.as_deref().is_some_and(output::is_jsonl_path);
+    config.decision_log = args.decisions.is_some() && !jsonl;
+    config.iteration_records = jsonl;
     banner(args.sim.output, &config);
     let out = runner::run_with_progress(config, &args.policy)?;
-    if let Some(path) = &args.decisions {
+    if let (Some(path), true) = (&args.decisions, jsonl) {
+        write_file(path, &output::iteration_jsonl(&out.iterations), "--decisions")?;
+        if out.iterations_dropped > 0 {
+            eprintln!(
+                "note: kept the newest {} iteration records and dropped {} older ones",
+                out.iterations.len(),
+                out.iterations_dropped
+            );
+        }
+    } else if let Some(path) = &args.decisions {
         let mut text = String::from("time_us,policy,cleaner,rule,detail\n");
         for d in &out.decisions {
             text.push_str(&format!(

@@ -66,6 +66,7 @@
 //! (`log_preflush_pool_modified_pages`): **synchronous recoverability writes**.
 
 use crate::fast_hits::{AccessRule, FastHits};
+use crate::free_page_path::{FreePageRule, LruWrittenPages, PreflushAdvance};
 use crate::list::{FrameList, Link, Links, LinksMut, NIL};
 use crate::page_table::{new_page_table, PageTable};
 use crate::redo_space::{RedoConfig, RedoSpace};
@@ -101,7 +102,10 @@ pub struct BufferPoolConfig {
     pub lru_old_min_len: u32,
     /// `BUF_LRU_MIN_LEN` = 256: the LRU batch does not evict below this.
     pub lru_min_len: u32,
-    /// `BUF_LRU_SEARCH_SCAN_THRESHOLD` = 100: first clean-victim scan depth.
+    /// Depth of a user's first clean-victim scan until a page cleaner sets
+    /// its policy's rule ([`BufferPool::set_free_page_rule`]): 5.7's
+    /// `BUF_LRU_SEARCH_SCAN_THRESHOLD` = 100. A 5.6 policy replaces it with
+    /// its Pscan (see [`crate::free_page_path`]).
     pub lru_search_scan_threshold: u32,
     pub redo: RedoConfig,
     /// Period of the background checkpoint ([`BufferPool::checkpoint_due`]).
@@ -401,6 +405,8 @@ pub struct BufferPool {
     fast: Option<Box<dyn FastHits>>,
     /// When the last checkpoint was noted (see `checkpoint_due`).
     last_checkpoint_us: TimeUs,
+    /// The free-page rule users follow (see [`crate::free_page_path`]).
+    free_rule: FreePageRule,
 }
 
 impl BufferPool {
@@ -447,6 +453,7 @@ impl BufferPool {
             wake: WakeThresholds::default(),
             wake_pending: false,
             last_checkpoint_us: 0,
+            free_rule: FreePageRule::later_than_5_6(config.lru_search_scan_threshold),
         })
     }
 
@@ -518,6 +525,23 @@ impl BufferPool {
             .filter(|k| !k.is_synchronous())
             .map(|k| self.pending_writes[k.index()])
             .sum()
+    }
+    /// Page writes in flight, of every kind.
+    pub fn pending_writes_total(&self) -> u32 {
+        self.pending_writes.iter().sum()
+    }
+    /// The free-page rule users follow now.
+    pub fn free_page_rule(&self) -> FreePageRule {
+        self.free_rule
+    }
+    /// Sets the free-page rule (the page-cleaner driver does, from its
+    /// policy, at start and after each iteration).
+    pub fn set_free_page_rule(&mut self, rule: FreePageRule) {
+        debug_assert!(rule.user_scan_depth >= 1);
+        self.free_rule = FreePageRule {
+            user_scan_depth: rule.user_scan_depth.max(1),
+            ..rule
+        };
     }
     /// All I/O in flight (T in Wang & Bunt §7).
     pub fn pending_io(&self) -> u32 {
@@ -712,7 +736,12 @@ impl BufferPool {
     }
 
     /// `log_free_check` before generating redo: past the sync margin the
-    /// writer flushes the flush list up to `oldest + (age - sync_margin)`.
+    /// writer flushes the flush list itself (`log_checkpoint_margin`,
+    /// `log_preflush_pool_modified_pages`). Under 5.6.15's rule it flushes
+    /// up to `oldest + 2 x (age - sync_margin)`, and while a flush-list
+    /// batch (the cleaner's or another writer's) is in flight it waits for
+    /// that batch and checks again (`buf_flush_list` skips a busy instance,
+    /// then `buf_flush_wait_batch_end`); under 5.7's, one times the excess.
     pub fn redo_free_check(&mut self) -> FreeCheck {
         let age = self.redo_age_bytes();
         let sync_margin = self.redo.margins.max_modified_age_sync_bytes;
@@ -720,7 +749,18 @@ impl BufferPool {
             return FreeCheck::Proceed;
         }
         self.counters.sync_flush_waits += 1;
-        let target = self.oldest_modification().advance(age - sync_margin);
+        let advance = match self.free_rule.preflush_advance {
+            PreflushAdvance::TwiceExcessWaitRunning => {
+                let running = self.pending_writes[WriteKind::FlushList.index()]
+                    + self.pending_writes[WriteKind::SyncRecoverability.index()];
+                if running > 0 {
+                    return FreeCheck::WaitForFlush;
+                }
+                (age - sync_margin).saturating_mul(2)
+            }
+            PreflushAdvance::Excess => age - sync_margin,
+        };
+        let target = self.oldest_modification().advance(advance);
         let (writes, _) = self.flush_list_batch(u32::MAX, target, WriteKind::SyncRecoverability);
         if writes.is_empty() {
             FreeCheck::WaitForFlush
@@ -843,8 +883,10 @@ impl BufferPool {
     // ----- page-cleaner batches -------------------------------------------
 
     /// One chunk of the LRU batch (`buf_flush_LRU_list_batch`): from the
-    /// tail, until `max_pages` pages were evicted or written, the free list
-    /// reaches `free_target`, or `scan_limit` pages were scanned.
+    /// tail, until `max_pages` pages were *written*, the free list reaches
+    /// `free_target`, `scan_limit` pages were scanned, or the LRU is down to
+    /// `BUF_LRU_MIN_LEN`. Clean pages met on the way are evicted without
+    /// counting against `max_pages` (5.6.15 counts only written pages).
     pub fn lru_batch_chunk(&mut self, max_pages: u32, free_target: u32, scan_limit: u32, mode: LruMode) -> LruChunk {
         let mut chunk = LruChunk::default();
         let mut cursor = self.lru_tail();
@@ -859,10 +901,13 @@ impl BufferPool {
             chunk.scanned += 1;
             let flushable = self.frames[cursor as usize].flushable();
             if mode == LruMode::EvictToFree && self.claim_victim(cursor) {
+                // Evictions do not count against `max_pages`: 5.6.15
+                // `buf_flush_LRU_list_batch` counts only the pages it
+                // writes (`count < max`); evictions are bounded by
+                // `free_len < srv_LRU_scan_depth` (`free_target`).
                 self.evict(cursor);
                 self.counters.lru_batch_evict_pages += 1;
                 chunk.evicted += 1;
-                count += 1;
             } else if flushable {
                 let kind = match mode {
                     LruMode::EvictToFree => WriteKind::LruBatch,
@@ -939,10 +984,12 @@ impl BufferPool {
             return Ok(index);
         }
         if self.try_lru_scan || attempt > 0 {
+            // buf_LRU_free_from_common_LRU_list: the first scan is bounded
+            // (5.6.15: srv_LRU_scan_depth; 5.7: 100), a retry scans all.
             let limit = if attempt > 0 {
                 u32::MAX
             } else {
-                self.config.lru_search_scan_threshold
+                self.free_rule.user_scan_depth
             };
             let mut cursor = self.lru_tail();
             let mut scanned = 0;
@@ -1035,7 +1082,10 @@ impl BufferPool {
         debug_assert!(f.flushable());
         f.io = Io::Write(kind);
         f.remodified_lsn = Lsn::ZERO;
-        f.evict_after_write = kind == WriteKind::LruBatch;
+        // 5.7 evicts an LRU-batch page when its write completes; in 5.6.15
+        // it stays on the LRU, clean, for a later chunk or a user to evict.
+        f.evict_after_write =
+            kind == WriteKind::LruBatch && self.free_rule.lru_written_pages == LruWrittenPages::EvictOnCompletion;
         self.pending_writes[kind.index()] += 1;
         match kind {
             WriteKind::LruBatch => self.counters.lru_batch_flush_pages += 1,

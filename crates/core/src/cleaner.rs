@@ -14,6 +14,7 @@
 
 use crate::buffer_pool::{BufferPool, LruMode, WriteKind, WriteOrder};
 use crate::decision_log::DecisionLog;
+use crate::iteration_log::IterationRecord;
 use crate::policy::{
     FlushListPlan, FlushPolicy, IterationPlan, IterationReport, Plan, PolicyCtx, Sleep, WaitFor, LRU_CHUNK_PAGES,
 };
@@ -23,6 +24,10 @@ use crate::types::TimeUs;
 /// Shortest sleep after an iteration that did nothing (1 ms): a real thread
 /// spends at least that scanning lists before it could look again.
 pub const MIN_IDLE_SLEEP_US: TimeUs = 1_000;
+
+/// Most iteration records kept between two drains (TigerBeetle: a limit on
+/// everything); older ones are dropped and counted.
+pub const ITERATION_RECORDS_MAX: usize = 1 << 20;
 
 /// What a cleaner must do next.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -51,8 +56,12 @@ struct Slot {
     report: IterationReport,
     phase_started_us: TimeUs,
     lru_budget: u32,
+    /// InnoDB LRU phase: chunks left (`buf_flush_LRU_tail`'s loop).
+    lru_chunks_left: u32,
+    lru_chunks: u32,
     flush_budget: u32,
     counters_at_last_end: PoolCounters,
+    params_before: Vec<(&'static str, f64)>,
 }
 
 /// Drives one policy's cleaner threads over a pool.
@@ -61,6 +70,9 @@ pub struct PageCleaner {
     slots: Vec<Slot>,
     log: DecisionLog,
     iterations: u64,
+    /// Iteration records, when enabled ([`Self::enable_iteration_records`]).
+    records: Option<std::collections::VecDeque<IterationRecord>>,
+    records_dropped: u64,
 }
 
 impl PageCleaner {
@@ -73,16 +85,45 @@ impl PageCleaner {
             report: IterationReport::default(),
             phase_started_us: 0,
             lru_budget: 0,
+            lru_chunks_left: 0,
+            lru_chunks: 0,
             flush_budget: 0,
             counters_at_last_end: *pool.counters(),
+            params_before: Vec::new(),
         };
         pool.set_wake_thresholds(policy.wake_thresholds(pool));
+        if let Some(rule) = policy.free_page_rule() {
+            pool.set_free_page_rule(rule);
+        }
         Self {
             policy,
             slots: vec![slot; n as usize],
             log,
             iterations: 0,
+            records: None,
+            records_dropped: 0,
         }
+    }
+
+    /// Keeps one [`IterationRecord`] per finished iteration until drained.
+    pub fn enable_iteration_records(&mut self) {
+        if self.records.is_none() {
+            self.records = Some(std::collections::VecDeque::new());
+            self.log.set_track_rules(true);
+        }
+    }
+
+    /// Takes the iteration records kept so far (empty when not enabled).
+    pub fn drain_iteration_records(&mut self) -> Vec<IterationRecord> {
+        self.records
+            .as_mut()
+            .map(|r| r.drain(..).collect())
+            .unwrap_or_default()
+    }
+
+    /// Records dropped because [`ITERATION_RECORDS_MAX`] were waiting.
+    pub fn iteration_records_dropped(&self) -> u64 {
+        self.records_dropped
     }
 
     pub fn cleaner_count(&self) -> u32 {
@@ -137,6 +178,13 @@ impl PageCleaner {
                             slot.phase = Phase::Lru;
                             slot.phase_started_us = now_us;
                             slot.lru_budget = plan.lru_scan_depth;
+                            // buf_flush_LRU_tail (5.6.15): Pscan capped by
+                            // |LRU|, in chunks of 100 written pages.
+                            slot.lru_chunks_left = plan.lru_scan_depth.min(pool.lru_len()).div_ceil(LRU_CHUNK_PAGES);
+                            slot.lru_chunks = 0;
+                            if self.records.is_some() {
+                                slot.params_before = self.policy.parameters();
+                            }
                         }
                     }
                 }
@@ -148,6 +196,37 @@ impl PageCleaner {
                     if limited {
                         slot.report.lru_time_limited = true;
                     }
+                    if slot.plan.lru_mode == LruMode::EvictToFree {
+                        if slot.lru_chunks_left == 0 || limited {
+                            slot.phase = Phase::FlushStart;
+                            continue;
+                        }
+                        // One `buf_flush_LRU` chunk: up to 100 written pages,
+                        // clean pages evicted on the way until |free| reaches
+                        // Pscan; then `buf_flush_wait_batch_end` (the shell
+                        // waits for the writes); a chunk that wrote nothing
+                        // ends the phase (`n_flushed == 0`: break).
+                        slot.lru_chunks_left -= 1;
+                        slot.lru_chunks += 1;
+                        let chunk = pool.lru_batch_chunk(
+                            LRU_CHUNK_PAGES,
+                            slot.plan.lru_scan_depth,
+                            u32::MAX,
+                            LruMode::EvictToFree,
+                        );
+                        slot.report.np_lru += chunk.writes.len() as u32;
+                        slot.report.lru_evicted += chunk.evicted;
+                        slot.report.lru_scanned += chunk.scanned;
+                        if chunk.writes.is_empty() {
+                            slot.lru_chunks_left = 0;
+                            continue;
+                        }
+                        return CleanerAction::Write {
+                            writes: chunk.writes,
+                            wait: slot.plan.wait,
+                        };
+                    }
+                    // DB2's cleaning pass: Pscan pages scanned, in chunks.
                     if slot.lru_budget == 0 || limited {
                         slot.phase = Phase::FlushStart;
                         continue;
@@ -231,12 +310,34 @@ impl PageCleaner {
                         log: &mut self.log,
                     };
                     let mut sleep = self.policy.end_iteration(&mut ctx, &report);
+                    let iteration = self.iterations;
                     self.iterations += 1;
                     let did_nothing = report.np_lru == 0 && report.np_flush == 0 && report.lru_evicted == 0;
                     if did_nothing && sleep.max_us.is_some_and(|d| d < MIN_IDLE_SLEEP_US) {
                         sleep.max_us = Some(MIN_IDLE_SLEEP_US);
                     }
                     pool.set_wake_thresholds(self.policy.wake_thresholds(pool));
+                    if let Some(rule) = self.policy.free_page_rule() {
+                        pool.set_free_page_rule(rule);
+                    }
+                    if let Some(records) = self.records.as_mut() {
+                        let slot = &mut self.slots[cleaner as usize];
+                        if records.len() >= ITERATION_RECORDS_MAX {
+                            records.pop_front();
+                            self.records_dropped += 1;
+                        }
+                        records.push_back(IterationRecord {
+                            policy: name,
+                            iteration,
+                            ended_us: now_us,
+                            report,
+                            lru_chunks: slot.lru_chunks,
+                            params_before: std::mem::take(&mut slot.params_before),
+                            params_after: self.policy.parameters(),
+                            sleep_us: sleep.max_us,
+                            rules: self.log.take_fired(cleaner),
+                        });
+                    }
                     return CleanerAction::Sleep(sleep);
                 }
             }
@@ -378,10 +479,12 @@ mod tests {
             flush_all(100),
             Sleep::for_us(5_000),
         );
-        // LRU phase: the 4 dirty tail pages are written, 6 clean ones evicted.
+        // LRU phase: the 4 dirty tail pages are written; clean ones are
+        // evicted until |free| reaches Pscan (10), the written ones join the
+        // free list when their writes complete (5.6.15 counts only writes).
         let (kinds, _) = poll_and_complete(&mut pool, &mut cleaner, 1_000);
         assert_eq!(kinds, vec![WriteKind::LruBatch; 4]);
-        assert_eq!(pool.free_len(), 10, "6 evicted at once, 4 after their write");
+        assert_eq!(pool.free_len(), 14, "10 evicted at once, 4 after their write");
         // Flush phase: the 6 remaining dirty pages.
         let (kinds, _) = poll_and_complete(&mut pool, &mut cleaner, 1_200);
         assert_eq!(kinds, vec![WriteKind::FlushList; 6]);
@@ -392,12 +495,16 @@ mod tests {
         let r = reports[0];
         assert_eq!(r.started_us, 1_000);
         assert_eq!(r.flushing_time_us, 450, "T_flushing: start to last completion");
-        assert_eq!((r.np_lru, r.lru_evicted, r.np_flush, r.flush_requested), (4, 6, 6, 100));
-        assert_eq!((r.lru_len, r.free_len), (54, 10));
+        assert_eq!((r.np_lru, r.lru_evicted, r.np_flush, r.flush_requested), (4, 10, 6, 100));
+        assert_eq!((r.lru_len, r.free_len), (50, 14));
         assert_eq!(cleaner.iterations(), 1);
         pool.check_invariants();
     }
 
+    /// 5.6.15 `buf_flush_LRU_tail`: ceil(min(Pscan, |LRU|) / 100) chunks of
+    /// `buf_flush_LRU(100)`; a written page joins the free list only when
+    /// its write completes, so |free| < Pscan holds through the third chunk
+    /// and it writes a full 100 too.
     #[test]
     fn lru_phase_is_chunked_by_100_pages() {
         let mut pool = full_pool(1024);
@@ -417,9 +524,9 @@ mod tests {
                 }
             }
         }
-        assert_eq!(chunks, vec![100, 100, 50], "LRU_CHUNK_PAGES per chunk, Pscan in all");
-        assert_eq!(reports.lock().unwrap()[0].np_lru, 250);
-        assert_eq!(pool.free_len(), 250, "written LRU-batch pages are evicted");
+        assert_eq!(chunks, vec![100, 100, 100], "LRU_CHUNK_PAGES per chunk, ceil(Pscan/100) chunks");
+        assert_eq!(reports.lock().unwrap()[0].np_lru, 300);
+        assert_eq!(pool.free_len(), 300, "written LRU-batch pages are evicted");
         pool.check_invariants();
     }
 

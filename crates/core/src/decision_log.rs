@@ -29,6 +29,11 @@ pub struct DecisionLog {
     capacity: usize,
     enabled: bool,
     dropped: u64,
+    /// Rules fired since the page-cleaner driver last took them, by cleaner
+    /// (kept whether or not the log is on, while `track_rules` is on; the
+    /// driver takes them at every iteration's end, so this stays small).
+    fired: Vec<(u32, &'static str)>,
+    track_rules: bool,
 }
 
 impl DecisionLog {
@@ -38,7 +43,32 @@ impl DecisionLog {
             capacity: capacity.max(1),
             enabled,
             dropped: 0,
+            fired: Vec::new(),
+            track_rules: false,
         }
+    }
+
+    /// Keeps the names of fired rules for [`Self::take_fired`] (the
+    /// page-cleaner driver turns this on for its iteration records).
+    pub fn set_track_rules(&mut self, on: bool) {
+        self.track_rules = on;
+        if !on {
+            self.fired.clear();
+        }
+    }
+
+    /// The rules `cleaner` fired since the last call, in order.
+    pub fn take_fired(&mut self, cleaner: u32) -> Vec<&'static str> {
+        let mut mine = Vec::new();
+        self.fired.retain(|&(c, rule)| {
+            if c == cleaner {
+                mine.push(rule);
+                false
+            } else {
+                true
+            }
+        });
+        mine
     }
 
     pub fn disabled() -> Self {
@@ -62,6 +92,9 @@ impl DecisionLog {
         rule: &'static str,
         detail: impl FnOnce() -> String,
     ) {
+        if self.track_rules {
+            self.fired.push((cleaner, rule));
+        }
         if !self.enabled {
             return;
         }

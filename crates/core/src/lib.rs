@@ -17,6 +17,8 @@ pub mod device;
 pub mod fast_hits;
 #[cfg(test)]
 mod fast_hits_tests;
+pub mod free_page_path;
+pub mod iteration_log;
 pub mod list;
 pub mod page_table;
 pub mod policy;
@@ -31,6 +33,8 @@ pub use buffer_pool::{
 pub use cleaner::{CleanerAction, PageCleaner};
 pub use decision_log::{Decision, DecisionLog};
 pub use fast_hits::{AccessRule, FastHits};
+pub use iteration_log::IterationRecord;
+pub use free_page_path::{FreePagePath, FreePageRule, SinglePageFlush, UserScanDepth};
 pub use policy::{FlushPolicy, IterationReport, Sleep, WaitFor};
 pub use redo_space::{RedoConfig, RedoMargins, RedoSpace};
 pub use stats::PoolCounters;

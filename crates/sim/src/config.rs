@@ -81,6 +81,9 @@ pub struct SimConfig {
     pub thread_concurrency: u32,
     /// Record every policy decision with its reason.
     pub decision_log: bool,
+    /// Keep one machine-readable record per page-cleaner iteration
+    /// (`flushwise_core::IterationRecord`; `--decisions FILE.jsonl`).
+    pub iteration_records: bool,
     /// `innodb_doublewrite` (ON by default in MySQL 5.6).
     pub doublewrite: bool,
 }
@@ -104,6 +107,7 @@ impl Default for SimConfig {
             report_interval_us: 10_000_000,
             thread_concurrency: 16,
             decision_log: false,
+            iteration_records: false,
             doublewrite: true,
         }
     }

@@ -24,7 +24,14 @@
 //!   log durable far more often than pages are written);
 //! - with doublewrite on, each write batch first goes sequentially to the
 //!   doublewrite area; batches do not wait for each other's doublewrite
-//!   slots, and fsyncs are not charged;
+//!   slots, and fsyncs cost no device time: the device models have no
+//!   volatile write cache, so a completed write is already durable;
+//! - a user's single-page flush is its doublewrite copy then its in-place
+//!   write, one after the other (5.6.15: both synchronous); under the
+//!   5.6.10/11 rule (`SinglePageFlush::AllDatafiles`,
+//!   `buf_flush_sync_datafiles`) the user then also waits until no page
+//!   write of anyone is in flight (the page cleaner's batch included); the
+//!   fsyncs cost nothing (above);
 //! - checkpoints follow the core's `checkpoint_due` (every second, and at
 //!   once when a writer finds the checkpoint age past the async margin),
 //!   at the oldest modification; each writes one log block.
@@ -38,8 +45,8 @@ use std::time::Instant;
 
 use flushwise_core::device::{DeviceModel, DeviceSpec, IoKind, IoRequest};
 use flushwise_core::{
-    policy, BufferPool, BufferPoolConfig, CheckpointReason, CleanerAction, DecisionLog, FixIntent, FixOutcome, FrameId,
-    FreeCheck, Lsn, PageCleaner, PoolCounters, RedoConfig, Sleep, TimeUs, WaitFor, WriteOrder,
+    policy, BufferPool, IterationRecord, BufferPoolConfig, CheckpointReason, CleanerAction, DecisionLog, FixIntent, FixOutcome, FrameId,
+    FreeCheck, Lsn, PageCleaner, PoolCounters, RedoConfig, SinglePageFlush, Sleep, TimeUs, WaitFor, WriteOrder,
 };
 use flushwise_trace::{TraceEvent, TraceRecord, TxnType};
 
@@ -92,6 +99,9 @@ struct Agent {
     txn_start_us: TimeUs,
     attempt: u32,
     outstanding_writes: u32,
+    /// After the outstanding single-page write: wait for every page write
+    /// in flight to end (5.6.15 `buf_flush_sync_datafiles`).
+    drain_after_write: bool,
     free_check_passed: bool,
     done: bool,
 }
@@ -140,6 +150,8 @@ pub struct Simulation {
     doublewrite_batches: HashMap<u64, (Vec<WriteOrder>, Owner)>,
     next_doublewrite_batch: u64,
     write_waiters: Vec<u32>,
+    /// Agents waiting until no page write is in flight.
+    drain_waiters: Vec<u32>,
     log: LogWriter,
     txns: TxnCounts,
     latency: Vec<LatencyHistogram>,
@@ -204,7 +216,10 @@ impl Simulation {
         let mut pool = BufferPool::new(pool_config, Lsn(1))?;
         let policy = policy::build(&config.policy)?;
         let log = DecisionLog::new(100_000, config.decision_log);
-        let cleaner = PageCleaner::new(policy, &mut pool, log);
+        let mut cleaner = PageCleaner::new(policy, &mut pool, log);
+        if config.iteration_records {
+            cleaner.enable_iteration_records();
+        }
         let agents_n = workload.fixed_agents().unwrap_or(config.connections);
         let data_device = DeviceSpec::parse(&config.data_device)
             .map_err(|e| format!("--device: {e}"))?
@@ -228,6 +243,7 @@ impl Simulation {
             doublewrite_batches: HashMap::new(),
             next_doublewrite_batch: 0,
             write_waiters: Vec::new(),
+            drain_waiters: Vec::new(),
             log: LogWriter {
                 durable: Lsn(1),
                 ..LogWriter::default()
@@ -328,12 +344,22 @@ impl Simulation {
                 for w in std::mem::take(&mut self.write_waiters) {
                     self.queue.schedule(now, Event::AgentRun(w));
                 }
+                let drained = self.pool.pending_writes_total() == 0;
+                if drained {
+                    for w in std::mem::take(&mut self.drain_waiters) {
+                        self.queue.schedule(now, Event::AgentRun(w));
+                    }
+                }
                 match owner {
                     Owner::Agent(a) => {
                         let ag = &mut self.agents[a as usize];
                         ag.outstanding_writes -= 1;
                         if ag.outstanding_writes == 0 {
-                            self.run_agent(a, now)?;
+                            if std::mem::take(&mut ag.drain_after_write) && !drained {
+                                self.drain_waiters.push(a);
+                            } else {
+                                self.run_agent(a, now)?;
+                            }
                         }
                     }
                     Owner::Cleaner(c) => {
@@ -520,9 +546,12 @@ impl Simulation {
                             return Ok(());
                         }
                         FixOutcome::SyncReplacementWrite(order) => {
+                            let sync_datafiles =
+                                self.pool.free_page_rule().single_page_flush == SinglePageFlush::AllDatafiles;
                             let ag = &mut self.agents[a as usize];
                             ag.attempt += 1;
                             ag.outstanding_writes = 1;
+                            ag.drain_after_write = sync_datafiles;
                             self.submit_writes(vec![order], Owner::Agent(a), now);
                             self.after_user_operation(now);
                             return Ok(());
@@ -799,5 +828,14 @@ impl Simulation {
     /// The policy's decision log (enable with `SimConfig::decision_log`).
     pub fn decisions(&self) -> &DecisionLog {
         self.cleaner.log()
+    }
+
+    /// Takes the page cleaner's iteration records (enable with
+    /// `SimConfig::iteration_records`) and how many were dropped.
+    pub fn take_iteration_records(&mut self) -> (Vec<IterationRecord>, u64) {
+        (
+            self.cleaner.drain_iteration_records(),
+            self.cleaner.iteration_records_dropped(),
+        )
     }
 }

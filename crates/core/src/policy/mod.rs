@@ -227,6 +227,14 @@ pub trait FlushPolicy: Send {
 
     /// The tunable parameters as they stand (name, value), e.g. Pscan.
     fn parameters(&self) -> Vec<(&'static str, f64)>;
+
+    /// The free-page rule users follow under this policy now (a 5.6 policy
+    /// resolves its [`crate::free_page_path::FreePagePath`] with its current
+    /// Pscan); `None` leaves the pool's configured default. The driver
+    /// hands it to the pool at start and after every iteration.
+    fn free_page_rule(&self) -> Option<crate::free_page_path::FreePageRule> {
+        None
+    }
 }
 
 /// Names accepted by [`build`], in the order reports list them.
@@ -328,9 +336,18 @@ fn registry(name: &str, p: &mut PolicyParams) -> Result<Option<Box<dyn FlushPoli
                 lru_scan_depth: p.get("lru_scan_depth", d.lru_scan_depth)?,
                 io_capacity: p.get("io_capacity", d.io_capacity)?,
                 io_capacity_max: p.get::<u32>("io_capacity_max", 0).map(|v| (v > 0).then_some(v))?,
+                free_page_path: d.free_page_path.from_params(p)?,
                 ..d
             };
-            p.finish(&["lru_scan_depth", "io_capacity", "io_capacity_max"])?;
+            p.finish(&[
+                "lru_scan_depth",
+                "io_capacity",
+                "io_capacity_max",
+                "user_scan_depth",
+                "single_page_flush",
+                "lru_written_pages",
+                "preflush_advance",
+            ])?;
             Box::new(mysql56::Mysql56::new(config))
         }
         "percona56" => {
@@ -338,9 +355,17 @@ fn registry(name: &str, p: &mut PolicyParams) -> Result<Option<Box<dyn FlushPoli
             let config = percona56::Percona56Config {
                 lru_scan_depth: p.get("lru_scan_depth", d.lru_scan_depth)?,
                 io_capacity: p.get("io_capacity", d.io_capacity)?,
+                free_page_path: d.free_page_path.from_params(p)?,
                 ..d
             };
-            p.finish(&["lru_scan_depth", "io_capacity"])?;
+            p.finish(&[
+                "lru_scan_depth",
+                "io_capacity",
+                "user_scan_depth",
+                "single_page_flush",
+                "lru_written_pages",
+                "preflush_advance",
+            ])?;
             Box::new(percona56::Percona56::new(config))
         }
         "self-tuning" => {
@@ -348,9 +373,37 @@ fn registry(name: &str, p: &mut PolicyParams) -> Result<Option<Box<dyn FlushPoli
             let config = self_tuning::SelfTuningConfig {
                 initial_lru_scan_depth: p.get("lru_scan_depth", d.initial_lru_scan_depth)?,
                 initial_io_capacity: p.get("io_capacity", d.initial_io_capacity)?,
+                free_page_path: d.free_page_path.from_params(p)?,
+                np_dirty: match p.get("np_dirty", "per_call".to_string())?.as_str() {
+                    "per_call" => self_tuning::NpDirty::PerCall,
+                    "total" => self_tuning::NpDirty::Total,
+                    other => {
+                        return Err(format!(
+                            "policy self-tuning: bad value '{other}' for np_dirty: accepted are per_call, total"
+                        ))
+                    }
+                },
+                scan_depth_raise: match p.get("scan_depth_raise", "capped".to_string())?.as_str() {
+                    "capped" => self_tuning::ScanDepthRaise::CappedAtLru,
+                    "literal" => self_tuning::ScanDepthRaise::Literal,
+                    other => {
+                        return Err(format!(
+                            "policy self-tuning: bad value '{other}' for scan_depth_raise: accepted are capped, literal"
+                        ))
+                    }
+                },
                 ..d
             };
-            p.finish(&["lru_scan_depth", "io_capacity"])?;
+            p.finish(&[
+                "lru_scan_depth",
+                "io_capacity",
+                "np_dirty",
+                "scan_depth_raise",
+                "user_scan_depth",
+                "single_page_flush",
+                "lru_written_pages",
+                "preflush_advance",
+            ])?;
             Box::new(self_tuning::SelfTuning::new(config))
         }
         "db2" => {

@@ -10,6 +10,7 @@
 //! pending (5.6 `buf_flush_page_cleaner_thread`).
 
 use crate::adaptive_flushing::{AdaptiveFlushing, AdaptiveFlushingConfig};
+use crate::free_page_path::{FreePagePath, FreePageRule};
 use crate::policy::{FlushListPlan, FlushPolicy, IterationPlan, IterationReport, Plan, PolicyCtx, Sleep};
 use crate::types::Lsn;
 
@@ -21,6 +22,9 @@ pub struct Mysql56Config {
     pub io_capacity: u32,
     /// `innodb_io_capacity_max`; `None` = max(2000, 2 x Pio) as in 5.6.
     pub io_capacity_max: Option<u32>,
+    /// The users' free-page path (5.6.15's by default; see
+    /// [`crate::free_page_path`]).
+    pub free_page_path: FreePagePath,
     pub adaptive: AdaptiveFlushingConfig,
 }
 
@@ -30,6 +34,7 @@ impl Default for Mysql56Config {
             lru_scan_depth: 1024,
             io_capacity: 200,
             io_capacity_max: None,
+            free_page_path: FreePagePath::MYSQL_5_6_15,
             adaptive: AdaptiveFlushingConfig::default(),
         }
     }
@@ -135,12 +140,18 @@ impl FlushPolicy for Mysql56 {
     }
 
     fn parameters(&self) -> Vec<(&'static str, f64)> {
-        vec![
+        let mut params = vec![
             ("p_scan", f64::from(self.config.lru_scan_depth)),
             ("p_io", f64::from(self.config.io_capacity)),
             ("io_capacity_max", f64::from(self.config.io_capacity_max())),
             ("np_req_flush", f64::from(self.last_np_req_flush)),
-        ]
+        ];
+        params.extend(self.config.free_page_path.parameters());
+        params
+    }
+
+    fn free_page_rule(&self) -> Option<FreePageRule> {
+        Some(self.config.free_page_path.resolve(self.config.lru_scan_depth))
     }
 }
 
@@ -273,7 +284,15 @@ mod tests {
         let before = fixed(&policy);
         assert_eq!(
             before,
-            vec![("p_scan", 1024.0), ("p_io", 200.0), ("io_capacity_max", 2000.0)]
+            vec![
+                ("p_scan", 1024.0),
+                ("p_io", 200.0),
+                ("io_capacity_max", 2000.0),
+                ("user_scan_depth", 0.0),
+                ("single_page_flush", 1.0),
+                ("lru_written_pages_stay", 1.0),
+                ("preflush_twice_excess", 1.0)
+            ]
         );
         // Everything that makes self-tuning move: sync writes of both kinds,
         // overload, surplus free pages, idle iterations.

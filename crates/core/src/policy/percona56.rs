@@ -83,6 +83,7 @@
 //! time; the returned sleep never exceeds min(T_LRU, T_flush).
 
 use crate::adaptive_flushing::{AdaptiveFlushing, AdaptiveFlushingConfig, LsnAgeFactor};
+use crate::free_page_path::{FreePagePath, FreePageRule};
 use crate::policy::{FlushListPlan, FlushPolicy, IterationPlan, IterationReport, Plan, PolicyCtx, Sleep};
 use crate::types::{Lsn, TimeUs, SECOND_US};
 
@@ -132,6 +133,10 @@ pub struct Percona56Config {
     /// Past `max_modified_age_async`, request `PCT_IO(pct_total)` without
     /// averaging with `avg_page_rate` (XtraDB 5.6 code).
     pub unaveraged_past_async: bool,
+    /// The users' free-page path (Percona Server 5.6.15 shares MySQL 5.6.15's; the
+    /// `innodb_empty_free_list_algorithm=backoff` of 5.6.16+ is not modelled; see
+    /// [`crate::free_page_path`]).
+    pub free_page_path: FreePagePath,
     pub adaptive: AdaptiveFlushingConfig,
 }
 
@@ -147,6 +152,7 @@ impl Default for Percona56Config {
             free_list_basis: FreeListBasis::BufferPool,
             redo_full_age: RedoFullAge::CheckpointAge,
             unaveraged_past_async: true,
+            free_page_path: FreePagePath::MYSQL_5_6_15,
             adaptive: AdaptiveFlushingConfig {
                 lsn_age_factor: LsnAgeFactor::HighCheckpoint,
                 ..AdaptiveFlushingConfig::default()
@@ -359,14 +365,20 @@ impl FlushPolicy for Percona56 {
     }
 
     fn parameters(&self) -> Vec<(&'static str, f64)> {
-        vec![
+        let mut params = vec![
             ("p_scan", f64::from(self.config.lru_scan_depth)),
             ("p_io", f64::from(self.config.io_capacity)),
             ("t_lru_ms", self.lru_sleep_us as f64 / 1000.0),
             ("t_flush_ms", self.flush_sleep_us as f64 / 1000.0),
             ("io_capacity_max", f64::from(self.config.io_capacity_max())),
             ("np_req_flush", f64::from(self.last_np_req_flush)),
-        ]
+        ];
+        params.extend(self.config.free_page_path.parameters());
+        params
+    }
+
+    fn free_page_rule(&self) -> Option<FreePageRule> {
+        Some(self.config.free_page_path.resolve(self.config.lru_scan_depth))
     }
 }
 
@@ -692,7 +704,10 @@ mod tests {
         first_chunk(&mut pool, &mut cleaner);
         let action = cleaner.poll(&mut pool, 0, 1_100 * MS);
         assert!(matches!(action, CleanerAction::Sleep(_)), "{action:?}");
-        assert_eq!(pool.free_len(), 100);
+        // 5.6.15: the written pages stay on the LRU, clean, for the next
+        // chunk or a user's scan to evict.
+        assert_eq!(pool.free_len(), 0);
+        assert_eq!(pool.dirty_pages(), 1900);
         let logged: Vec<_> = cleaner.log().entries().map(|d| d.rule).collect();
         assert!(logged.contains(&"lru_time_limit_reached"), "{logged:?}");
         pool.check_invariants();

@@ -22,6 +22,23 @@
 //!   NP_req_flush; else, if NP_flush > 0, NP_flush^stable <- NP_flush.
 //!   Then `sleep(1 s - T_flushing)`.
 //!
+//! Reading of NP_dirty. Table 2 defines it as "the number of pages scanned
+//! to find a dirty page to evict", and line 20 adds it to Pscan, a depth.
+//! InnoDB 5.6.15 keeps two figures for it (`srv0mon.cc`): the total over all
+//! single-page flushes (`buffer_LRU_single_flush_scanned`) and the pages
+//! per call (`..._per_call`). Summed over a second of a thousand
+//! single-page flushes it is millions of pages, which line 20's test
+//! `Pscan + NP_dirty <= |LRU|` would never pass and which, capped, throws
+//! Pscan to |LRU| in one step; at |LRU| the LRU batch needs |LRU|/100
+//! chunks, each waited for, T_flushing passes 1 s, and line 10 cuts Pscan
+//! by NP_LRU^stable / NP_LRU with NP_LRU^stable still Pscan_MIN (line 26 is
+//! never reached while NP_dirty > 0): Pscan oscillates between |LRU| and
+//! 100 for the whole run (measured: `sim run --warehouses 50 --buffer-pool
+//! 204.8MiB --redo 819.2MiB --cpu-cores 4 --policy
+//! self-tuning:np_dirty=total --decisions x.jsonl`). The default,
+//! [`NpDirty::PerCall`], is the depth at which a user found its dirty page:
+//! a depth added to a depth, as line 20 reads. `np_dirty=total` keeps the sum.
+//!
 //! Reading of line 20 (`NP_dirty > 0 and Pscan + NP_dirty <= |LRU|`): the
 //! text explains the second clause as "Pscan obviously cannot exceed
 //! |LRU|". Taken literally the clause freezes Pscan exactly when
@@ -38,8 +55,22 @@
 //! Pscan never exceeds |LRU| because of a raise.
 
 use crate::adaptive_flushing::{AdaptiveFlushing, AdaptiveFlushingConfig};
+use crate::free_page_path::{FreePagePath, FreePageRule};
 use crate::policy::{FlushListPlan, FlushPolicy, IterationPlan, IterationReport, Plan, PolicyCtx, Sleep};
 use crate::types::{TimeUs, SECOND_US};
+
+/// What NP_dirty (Table 2: "the number of pages scanned to find a dirty
+/// page to evict") is over one iteration.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NpDirty {
+    /// Pages scanned per single-page flush (InnoDB 5.6's monitor
+    /// `buffer_LRU_single_flush_scanned_per_call`, `srv0mon.cc`): the depth
+    /// at which users found a dirty page, averaged over the iteration's calls.
+    PerCall,
+    /// The sum over every single-page flush of the iteration
+    /// (`buffer_LRU_single_flush_scanned`).
+    Total,
+}
 
 /// How line 20 of Algorithm 3 bounds a raise of Pscan by |LRU|.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -53,6 +84,7 @@ pub enum ScanDepthRaise {
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SelfTuningConfig {
     pub scan_depth_raise: ScanDepthRaise,
+    pub np_dirty: NpDirty,
     /// Initial Pscan (MySQL's default, 1024).
     pub initial_lru_scan_depth: u32,
     /// Initial Pio (MySQL's default, 200).
@@ -63,6 +95,10 @@ pub struct SelfTuningConfig {
     pub min_io_capacity: u32,
     /// The "1 s" of Algorithm 3: the period InnoDB assumes an iteration fits in.
     pub period_us: TimeUs,
+    /// The users' free-page path (5.6.15's by default: Algorithm 3 was built
+    /// on 5.6.15, where users' first scan follows Pscan; see
+    /// [`crate::free_page_path`]).
+    pub free_page_path: FreePagePath,
     pub adaptive: AdaptiveFlushingConfig,
 }
 
@@ -70,11 +106,13 @@ impl Default for SelfTuningConfig {
     fn default() -> Self {
         Self {
             scan_depth_raise: ScanDepthRaise::CappedAtLru,
+            np_dirty: NpDirty::PerCall,
             initial_lru_scan_depth: 1024,
             initial_io_capacity: 200,
             min_lru_scan_depth: 100,
             min_io_capacity: 100,
             period_us: SECOND_US,
+            free_page_path: FreePagePath::MYSQL_5_6_15,
             adaptive: AdaptiveFlushingConfig::default(),
         }
     }
@@ -175,7 +213,10 @@ impl SelfTuning {
 
     /// The right branch of Figure 1, Pscan half.
     fn tune_scan_depth(&mut self, ctx: &mut PolicyCtx<'_>, r: &IterationReport) {
-        let np_dirty = r.np_dirty();
+        let np_dirty = match self.config.np_dirty {
+            NpDirty::Total => r.np_dirty(),
+            NpDirty::PerCall => r.np_dirty().div_ceil(r.user.wait_free.max(1)),
+        };
         let np_clean = r.np_clean();
         let lru = u64::from(r.lru_len);
         // Pages left over from the last period (see IterationReport).
@@ -284,14 +325,20 @@ impl FlushPolicy for SelfTuning {
     }
 
     fn parameters(&self) -> Vec<(&'static str, f64)> {
-        vec![
+        let mut params = vec![
             ("p_scan", f64::from(self.lru_scan_depth)),
             ("p_io", f64::from(self.io_capacity)),
             ("io_capacity_max", f64::from(self.io_capacity_max())),
             ("np_lru_stable", f64::from(self.np_lru_stable)),
             ("np_flush_stable", f64::from(self.np_flush_stable)),
             ("np_req_flush", f64::from(self.np_req_flush)),
-        ]
+        ];
+        params.extend(self.config.free_page_path.parameters());
+        params
+    }
+
+    fn free_page_rule(&self) -> Option<FreePageRule> {
+        Some(self.config.free_page_path.resolve(self.lru_scan_depth))
     }
 }
 
