@@ -323,9 +323,10 @@ pub struct EngineRunArgs {
     /// Connections (terminal threads).
     #[arg(long, default_value_t = 16)]
     pub connections: u32,
-    /// Buffer pool; the default is a few percent of `compare`'s database.
-    #[arg(long, value_name = "SIZE", default_value = "32MiB")]
-    pub buffer_pool: String,
+    /// Buffer pool [default: 32MiB for `tpcc run`; `compare` takes its
+    /// preset's].
+    #[arg(long, value_name = "SIZE")]
+    pub buffer_pool: Option<String>,
     /// Resize the redo log to SIZE before the run (a cleanly closed database
     /// only); default: keep the capacity it has.
     #[arg(long, value_name = "SIZE")]
@@ -341,11 +342,13 @@ pub struct EngineRunArgs {
     /// commit and fsync each second, 0 both each second.
     #[arg(long, value_name = "0|1|2", default_value_t = 1)]
     pub flush_log_at_commit: u8,
-    /// Excluded from the measurement, e.g. 30s, 2m.
-    #[arg(long, value_name = "DURATION", default_value = "30s")]
-    pub warmup: String,
-    #[arg(long, value_name = "DURATION", default_value = "60s")]
-    pub duration: String,
+    /// Excluded from the measurement, e.g. 30s, 2m [default: 30s for `tpcc
+    /// run`; `compare` takes its preset's].
+    #[arg(long, value_name = "DURATION")]
+    pub warmup: Option<String>,
+    /// Measured time [default: 60s; `compare` takes its preset's].
+    #[arg(long, value_name = "DURATION")]
+    pub duration: Option<String>,
     #[arg(long, value_name = "DURATION", default_value = "10s")]
     pub report_interval: String,
     #[arg(long, default_value_t = 1)]
@@ -356,6 +359,74 @@ pub struct EngineRunArgs {
     pub keying_think: bool,
     #[arg(long, value_enum, default_value = "table")]
     pub output: OutputFormat,
+}
+
+impl EngineRunArgs {
+    /// `--buffer-pool`, or `tpcc run`'s default.
+    pub fn buffer_pool(&self) -> &str {
+        self.buffer_pool.as_deref().unwrap_or("32MiB")
+    }
+    /// `--warmup`, or `tpcc run`'s default.
+    pub fn warmup(&self) -> &str {
+        self.warmup.as_deref().unwrap_or("30s")
+    }
+    /// `--duration`, or `tpcc run`'s default.
+    pub fn duration(&self) -> &str {
+        self.duration.as_deref().unwrap_or("60s")
+    }
+}
+
+/// `compare`'s named setups; explicit flags override a preset's values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ComparePreset {
+    /// Lee et al.'s regime: the pool 1-15% of the data and holding several
+    /// seconds of misses, a redo log several times the pool: 30
+    /// warehouses, 352 MiB pool, 2 GiB redo, 60 s warm-up, 60 s measured.
+    PaperRegime,
+    /// The pool turns over more than once a second (a once-a-second cleaner
+    /// cannot keep up by construction): 10 warehouses, 32 MiB pool, the
+    /// prepared 256 MiB redo, 30 s warm-up, 60 s measured.
+    SmallPool,
+    /// The data fits in the pool; only recoverability writes matter: 10
+    /// warehouses, 1.5 GiB pool, 256 MiB redo, 60 s warm-up, 60 s measured.
+    InMemory,
+}
+
+/// What a preset sets (each an override of no explicit flag).
+pub struct PresetValues {
+    pub warehouses: u32,
+    pub buffer_pool: &'static str,
+    pub redo: Option<&'static str>,
+    pub warmup: &'static str,
+    pub duration: &'static str,
+}
+
+impl ComparePreset {
+    pub fn values(self) -> PresetValues {
+        match self {
+            ComparePreset::PaperRegime => PresetValues {
+                warehouses: 30,
+                buffer_pool: "352MiB",
+                redo: Some("2GiB"),
+                warmup: "60s",
+                duration: "60s",
+            },
+            ComparePreset::SmallPool => PresetValues {
+                warehouses: 10,
+                buffer_pool: "32MiB",
+                redo: None,
+                warmup: "30s",
+                duration: "60s",
+            },
+            ComparePreset::InMemory => PresetValues {
+                warehouses: 10,
+                buffer_pool: "1536MiB",
+                redo: None,
+                warmup: "60s",
+                duration: "60s",
+            },
+        }
+    }
 }
 
 #[derive(Args, Debug)]
@@ -375,6 +446,11 @@ pub struct TpccRunArgs {
     /// Also write the interval rows as CSV to FILE.
     #[arg(long, value_name = "FILE")]
     pub intervals: Option<PathBuf>,
+    /// Write one JSON object per page-cleaner iteration to FILE (JSON lines:
+    /// Lee et al.'s Table-2 inputs, parameters before and after, the rules
+    /// that fired; schema in `flushwise_core::iteration_log`).
+    #[arg(long, value_name = "FILE.jsonl")]
+    pub decisions: Option<PathBuf>,
     /// Print `new-order-committed W D O` on stdout after each New-Order
     /// commit returns (for crash tests: what was acknowledged).
     #[arg(long, hide = true)]
@@ -399,7 +475,7 @@ pub struct TpccExportArgs {
     pub out: PathBuf,
 }
 
-#[derive(Args, Debug)]
+#[derive(Args, Debug, Clone)]
 pub struct EngineCompareArgs {
     /// Where the prepared database (and the per-run copies) live.
     #[arg(long, value_name = "DIR", default_value = "flushwise-data")]
@@ -412,8 +488,13 @@ pub struct EngineCompareArgs {
     /// needs) or buffered (any filesystem).
     #[arg(long, value_name = "MODE", default_value = "direct")]
     pub io: String,
-    #[arg(long, default_value_t = COMPARE_WAREHOUSES_DEFAULT)]
-    pub warehouses: u32,
+    /// Which setup to run (warehouses, pool, redo, warm-up, duration);
+    /// explicit flags override its values.
+    #[arg(long, value_enum, default_value = "paper-regime")]
+    pub preset: ComparePreset,
+    /// TPC-C scale [default: the preset's].
+    #[arg(long)]
+    pub warehouses: Option<u32>,
     /// Comma-separated policies; the first is the ratio baseline.
     #[arg(long, value_delimiter = ',', default_value = "mysql56,percona56,self-tuning")]
     pub policies: Vec<String>,
@@ -422,7 +503,8 @@ pub struct EngineCompareArgs {
     /// Results directory (a subdirectory per run of `compare`).
     #[arg(long, value_name = "DIR", default_value = "results")]
     pub out: PathBuf,
+    /// Also write each policy's page-cleaner iterations as JSON lines to
+    /// `OUT/decisions-<policy>.jsonl`.
+    #[arg(long)]
+    pub decisions: bool,
 }
-
-/// `compare`'s default scale; see `compare_cmd` for why.
-pub const COMPARE_WAREHOUSES_DEFAULT: u32 = 10;

@@ -131,12 +131,12 @@ pub fn run_options(
     let page_size = PageSize::new(manifest.page_size_bytes as usize)
         .map_err(|e| format!("{MANIFEST_FILE}: page size {}: {e}", manifest.page_size_bytes))?;
     let redo = engine.redo.as_deref().map(|r| size_flag("--redo", r)).transpose()?;
-    let buffer_pool_bytes = size_flag("--buffer-pool", &engine.buffer_pool)?;
+    let buffer_pool_bytes = size_flag("--buffer-pool", engine.buffer_pool())?;
     let frames = buffer_pool_bytes / manifest.page_size_bytes as u64;
     if frames < BUFFER_POOL_FRAMES_MIN {
         return Err(format!(
             "--buffer-pool {}: {frames} pages of {} bytes; at least {BUFFER_POOL_FRAMES_MIN} pages are needed for {} connections' latched pages and the cleaner's batches",
-            engine.buffer_pool, manifest.page_size_bytes, engine.connections
+            engine.buffer_pool(), manifest.page_size_bytes, engine.connections
         ));
     }
     Ok(DbOptions {
@@ -162,11 +162,11 @@ pub const BUFFER_POOL_FRAMES_MIN: u64 = 256;
 
 /// Durations of a run, in microseconds: warm-up, measured, report interval.
 pub fn run_durations(engine: &EngineRunArgs) -> Result<(Duration, Duration, Duration), String> {
-    let warmup = Duration::from_micros(duration_flag("--warmup", &engine.warmup)?);
-    let duration = Duration::from_micros(duration_flag("--duration", &engine.duration)?);
+    let warmup = Duration::from_micros(duration_flag("--warmup", engine.warmup())?);
+    let duration = Duration::from_micros(duration_flag("--duration", engine.duration())?);
     let interval = Duration::from_micros(duration_flag("--report-interval", &engine.report_interval)?);
     if duration.is_zero() {
-        return Err(format!("--duration {}: must be positive", engine.duration));
+        return Err(format!("--duration {}: must be positive", engine.duration()));
     }
     if interval.is_zero() {
         return Err(format!(

@@ -86,6 +86,8 @@ pub struct EngineRunSpec<'a> {
     pub manifest: &'a Manifest,
     pub run: RunConfig,
     pub trace: Option<PathBuf>,
+    /// Write one JSON object per page-cleaner iteration to this file.
+    pub decisions: Option<PathBuf>,
     pub flush_log_at_trx_commit: u8,
     /// Print `new-order-committed W D O` on stdout after each New-Order
     /// commit returns (crash tests).
@@ -116,6 +118,58 @@ impl EngineRunSpec<'_> {
             self.manifest.seed,
         );
         config_hash_of(&text)
+    }
+}
+
+/// Appends the shell's iteration records as JSON lines (`--decisions`);
+/// the first write error is kept and reported at the end.
+struct IterationWriter {
+    path: PathBuf,
+    out: std::io::BufWriter<std::fs::File>,
+    error: Option<std::io::Error>,
+    dropped: u64,
+}
+
+impl IterationWriter {
+    fn create(path: &Path) -> Result<Self, String> {
+        let file = std::fs::File::create(path).map_err(|e| format!("--decisions {}: {e}", path.display()))?;
+        Ok(Self {
+            path: path.to_path_buf(),
+            out: std::io::BufWriter::new(file),
+            error: None,
+            dropped: 0,
+        })
+    }
+
+    fn append(&mut self, shell: &flushwise_engine::buffer::BufferPoolShell) {
+        let (records, dropped) = shell.drain_iteration_records();
+        self.dropped = dropped;
+        if self.error.is_some() {
+            return;
+        }
+        let text = crate::output::iteration_jsonl(&records);
+        if let Err(e) = std::io::Write::write_all(&mut self.out, text.as_bytes()) {
+            self.error = Some(e);
+        }
+    }
+
+    fn finish(&mut self) -> Result<(), String> {
+        if self.error.is_none() {
+            if let Err(e) = std::io::Write::flush(&mut self.out) {
+                self.error = Some(e);
+            }
+        }
+        if let Some(e) = self.error.take() {
+            return Err(format!("--decisions {}: {e}", self.path.display()));
+        }
+        if self.dropped > 0 {
+            eprintln!(
+                "note: --decisions {}: {} iteration records were dropped between drains",
+                self.path.display(),
+                self.dropped
+            );
+        }
+        Ok(())
     }
 }
 
@@ -202,7 +256,13 @@ pub fn run(
 ) -> Result<EngineRunOutput, String> {
     let wall = Instant::now();
     let config_hash = spec.config_hash();
-    let db = Database::open(spec.dir, spec.options.clone()).map_err(|e| format!("{}: {e}", spec.dir.display()))?;
+    let mut options = spec.options.clone();
+    options.iteration_records = spec.decisions.is_some();
+    let mut decisions = match &spec.decisions {
+        Some(path) => Some(IterationWriter::create(path)?),
+        None => None,
+    };
+    let db = Database::open(spec.dir, options).map_err(|e| format!("{}: {e}", spec.dir.display()))?;
     let report = db.recovery_report();
     if report.records_applied > 0 || report.losers_rolled_back > 0 || report.redo_resized_from_bytes.is_some() {
         eprintln!("{label}: {report}");
@@ -290,6 +350,9 @@ pub fn run(
             parameters: parameters(&m),
         };
         previous = m.counters;
+        if let Some(w) = decisions.as_mut() {
+            w.append(db.shell());
+        }
         if r.warmup {
             baseline = m.counters;
         } else {
@@ -304,6 +367,10 @@ pub fn run(
     stop.store(true, Ordering::Relaxed);
     let _ = sampler.join();
     let end = db.shell().metrics();
+    if let Some(w) = decisions.as_mut() {
+        w.append(db.shell());
+        w.finish()?;
+    }
     let trace_records = match &recorder {
         Some(r) => {
             db.set_trace_recorder(None);

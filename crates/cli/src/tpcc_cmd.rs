@@ -328,6 +328,7 @@ pub fn run(args: &TpccRunArgs) -> Result<(), String> {
         manifest: &manifest,
         run: run_config(&args.engine)?,
         trace: args.trace.clone(),
+        decisions: args.decisions.clone(),
         flush_log_at_trx_commit: args.engine.flush_log_at_commit,
         print_new_orders: args.print_new_orders,
     };

@@ -533,3 +533,166 @@ fn checkpoint_is_due_at_once_past_the_async_checkpoint_age() {
     p.note_checkpoint(p.checkpoint_candidate(), 0);
     assert_eq!(p.checkpoint_due(0), None);
 }
+
+// ----- MySQL 5.6.15's free-page path (crate::free_page_path) ---------------
+
+/// A full pool of `frames` clean pages whose `dirty_tail` LRU-tail pages are
+/// dirty, oldest first.
+fn pool_with_dirty_tail(frames: u32, dirty_tail: usize) -> BufferPool {
+    let mut p = BufferPool::new(BufferPoolConfig::small(frames), Lsn(1)).unwrap();
+    for n in 0..frames {
+        load(&mut p, n, 0);
+    }
+    let tail: Vec<PageId> = p.lru_pages().into_iter().rev().take(dirty_tail).collect();
+    for (i, pg) in tail.iter().enumerate() {
+        dirty(&mut p, pg.page_no, 10 + 200 * i as u64);
+    }
+    p
+}
+
+/// 5.6.15 `buf_LRU_free_from_common_LRU_list`: a user's first scan goes
+/// `srv_LRU_scan_depth` deep (Pscan), not 5.7's 100; the driver hands the
+/// pool its policy's current Pscan.
+#[test]
+fn user_scan_depth_follows_lru_scan_depth_in_56() {
+    use crate::cleaner::PageCleaner;
+    use crate::decision_log::DecisionLog;
+    // 2048 frames, the 500 tail pages dirty: a clean victim is 501 deep.
+    let miss = |policy: Option<&str>| {
+        let mut p = pool_with_dirty_tail(2048, 500);
+        let _cleaner =
+            policy.map(|spec| PageCleaner::new(crate::policy::build(spec).unwrap(), &mut p, DecisionLog::disabled()));
+        let outcome = p.fix(page(9_999), FixIntent::Read, 0, 0);
+        (outcome, p.free_page_rule().user_scan_depth)
+    };
+    // No policy configured the pool: 5.7's 100 pages, all dirty: a write.
+    let (outcome, depth) = miss(None);
+    assert_eq!(depth, 100);
+    assert!(matches!(outcome, FixOutcome::SyncReplacementWrite(_)), "{outcome:?}");
+    // mysql56 (Pscan 1024): the scan reaches the clean page at 501.
+    let (outcome, depth) = miss(Some("mysql56"));
+    assert_eq!(depth, 1023, "scanned < srv_LRU_scan_depth, from 1");
+    assert!(matches!(outcome, FixOutcome::Miss(_)), "{outcome:?}");
+    // self-tuning follows its own Pscan; percona56 too.
+    let (outcome, _) = miss(Some("self-tuning:lru_scan_depth=300"));
+    assert!(matches!(outcome, FixOutcome::SyncReplacementWrite(_)), "{outcome:?}");
+    let (outcome, depth) = miss(Some("self-tuning:lru_scan_depth=600"));
+    assert_eq!(depth, 599);
+    assert!(matches!(outcome, FixOutcome::Miss(_)), "{outcome:?}");
+    let (outcome, _) = miss(Some("percona56"));
+    assert!(matches!(outcome, FixOutcome::Miss(_)), "{outcome:?}");
+    // The 5.7 rule stays available as a named parameter.
+    let (outcome, depth) = miss(Some("mysql56:user_scan_depth=100"));
+    assert_eq!(depth, 99);
+    assert!(matches!(outcome, FixOutcome::SyncReplacementWrite(_)), "{outcome:?}");
+}
+
+/// 5.6.15 `buf_flush_LRU_list_batch`: `count < max` counts written pages;
+/// clean pages on the way are evicted up to `free_len < srv_LRU_scan_depth`
+/// without counting.
+#[test]
+fn lru_batch_budget_counts_written_pages_only() {
+    // 1024 frames; the 50 tail pages clean, the next 200 dirty.
+    let mut p = BufferPool::new(BufferPoolConfig::small(1024), Lsn(1)).unwrap();
+    for n in 0..1024 {
+        load(&mut p, n, 0);
+    }
+    let tail: Vec<PageId> = p.lru_pages().into_iter().rev().collect();
+    for (i, pg) in tail[50..250].iter().enumerate() {
+        dirty(&mut p, pg.page_no, 10 + 200 * i as u64);
+    }
+    let chunk = p.lru_batch_chunk(10, 1_000, u32::MAX, LruMode::EvictToFree);
+    assert_eq!(chunk.evicted, 50, "evictions do not count against max_pages");
+    assert_eq!(chunk.writes.len(), 10, "max_pages bounds the writes");
+    assert_eq!(p.free_len(), 50);
+    for w in &chunk.writes {
+        p.complete_write(w.frame);
+    }
+    p.check_invariants();
+    // The free target bounds the evictions: an all-clean pool with a
+    // target of 20 evicts exactly 20 and writes nothing.
+    let mut p = pool_with_dirty_tail(1024, 0);
+    let chunk = p.lru_batch_chunk(100, 20, u32::MAX, LruMode::EvictToFree);
+    assert_eq!((chunk.evicted, chunk.writes.len(), p.free_len()), (20, 0, 20));
+    p.check_invariants();
+}
+
+/// 5.6.15 `buf_page_io_complete` does not free an LRU-batch page: it stays
+/// on the LRU, clean, and the next chunk (or a user) evicts it; 5.7 frees it
+/// at completion.
+#[test]
+fn lru_written_pages_stay_on_lru_in_56() {
+    use crate::free_page_path::FreePagePath;
+    for (path, freed_at_completion) in [(FreePagePath::MYSQL_5_6_15, false), (FreePagePath::MYSQL_5_7, true)] {
+        let mut p = pool_with_dirty_tail(1024, 300);
+        p.set_free_page_rule(path.resolve(1024));
+        let chunk = p.lru_batch_chunk(100, 1024, u32::MAX, LruMode::EvictToFree);
+        assert_eq!(chunk.writes.len(), 100);
+        let evicted: usize = chunk.writes.iter().filter(|w| p.complete_write(w.frame)).count();
+        assert_eq!(evicted == 100, freed_at_completion, "{path:?}");
+        assert_eq!(p.free_len(), if freed_at_completion { 100 } else { 0 });
+        // Either way the next chunk starts from the tail: under 5.6.15 it
+        // evicts the 100 written (now clean) pages before writing more.
+        let next = p.lru_batch_chunk(100, 1024, u32::MAX, LruMode::EvictToFree);
+        assert_eq!(next.evicted, if freed_at_completion { 0 } else { 100 });
+        for w in &next.writes {
+            p.complete_write(w.frame);
+        }
+        p.check_invariants();
+    }
+}
+
+/// 5.6.15 `log_checkpoint_margin`: the writer flushes to
+/// `oldest + 2 x (age - sync margin)`; while a flush-list batch is in
+/// flight it waits for it (`buf_flush_list` skips a busy instance, then
+/// `buf_flush_wait_batch_end`) and checks again. 5.7: one times the excess.
+#[test]
+fn sync_preflush_targets_twice_the_excess_and_waits_for_a_running_batch_in_56() {
+    use crate::free_page_path::FreePagePath;
+    let setup = |path: FreePagePath| {
+        let mut config = BufferPoolConfig::small(64);
+        config.redo = RedoConfig {
+            capacity_bytes: 4 << 20,
+            thread_concurrency: 0,
+        };
+        let mut p = BufferPool::new(config, Lsn(1)).unwrap();
+        p.set_free_page_rule(path.resolve(1024));
+        let sync = p.redo().margins.max_modified_age_sync_bytes;
+        for n in 0..40 {
+            load(&mut p, n, 0);
+        }
+        // Pages 0..30 dirtied 1000 bytes apart from LSN 10, then the head
+        // pushed 5000 bytes past the sync margin.
+        for n in 0..30u32 {
+            dirty(&mut p, n, 10 + 1_000 * u64::from(n));
+        }
+        dirty(&mut p, 39, 10 + sync + 5_000);
+        p
+    };
+    let FreeCheck::SyncFlush(once) = setup(FreePagePath::MYSQL_5_7).redo_free_check() else {
+        panic!("5.7: a sync flush")
+    };
+    let mut p = setup(FreePagePath::MYSQL_5_6_15);
+    let FreeCheck::SyncFlush(twice) = p.redo_free_check() else {
+        panic!("5.6.15: a sync flush")
+    };
+    // Excess 5,100 bytes past oldest 10: 5.7 flushes the pages below LSN
+    // 5,110 (6 pages); 5.6.15 those below 10,210 (11 pages).
+    assert_eq!(once.len(), 6);
+    assert_eq!(twice.len(), 11);
+    // A flush-list batch in flight: the next writer waits for it.
+    assert_eq!(p.redo_free_check(), FreeCheck::WaitForFlush);
+    for w in &twice {
+        p.complete_write(w.frame);
+    }
+    p.check_invariants();
+    let mut p = setup(FreePagePath::MYSQL_5_6_15);
+    let (cleaner_batch, _) = p.flush_list_batch(1, Lsn::MAX, WriteKind::FlushList);
+    assert_eq!(
+        p.redo_free_check(),
+        FreeCheck::WaitForFlush,
+        "the cleaner's batch is running"
+    );
+    p.complete_write(cleaner_batch[0].frame);
+    assert!(matches!(p.redo_free_check(), FreeCheck::SyncFlush(_)));
+}

@@ -115,10 +115,7 @@ impl PageCleaner {
 
     /// Takes the iteration records kept so far (empty when not enabled).
     pub fn drain_iteration_records(&mut self) -> Vec<IterationRecord> {
-        self.records
-            .as_mut()
-            .map(|r| r.drain(..).collect())
-            .unwrap_or_default()
+        self.records.as_mut().map(|r| r.drain(..).collect()).unwrap_or_default()
     }
 
     /// Records dropped because [`ITERATION_RECORDS_MAX`] were waiting.
@@ -495,7 +492,10 @@ mod tests {
         let r = reports[0];
         assert_eq!(r.started_us, 1_000);
         assert_eq!(r.flushing_time_us, 450, "T_flushing: start to last completion");
-        assert_eq!((r.np_lru, r.lru_evicted, r.np_flush, r.flush_requested), (4, 10, 6, 100));
+        assert_eq!(
+            (r.np_lru, r.lru_evicted, r.np_flush, r.flush_requested),
+            (4, 10, 6, 100)
+        );
         assert_eq!((r.lru_len, r.free_len), (50, 14));
         assert_eq!(cleaner.iterations(), 1);
         pool.check_invariants();
@@ -524,7 +524,11 @@ mod tests {
                 }
             }
         }
-        assert_eq!(chunks, vec![100, 100, 100], "LRU_CHUNK_PAGES per chunk, ceil(Pscan/100) chunks");
+        assert_eq!(
+            chunks,
+            vec![100, 100, 100],
+            "LRU_CHUNK_PAGES per chunk, ceil(Pscan/100) chunks"
+        );
         assert_eq!(reports.lock().unwrap()[0].np_lru, 300);
         assert_eq!(pool.free_len(), 300, "written LRU-batch pages are evicted");
         pool.check_invariants();

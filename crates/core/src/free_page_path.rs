@@ -224,7 +224,9 @@ impl FreePagePath {
             ),
             (
                 "preflush_twice_excess",
-                f64::from(u8::from(self.preflush_advance == PreflushAdvance::TwiceExcessWaitRunning)),
+                f64::from(u8::from(
+                    self.preflush_advance == PreflushAdvance::TwiceExcessWaitRunning,
+                )),
             ),
         ]
     }
@@ -299,7 +301,10 @@ mod tests {
         assert_eq!(rule.lru_written_pages, LruWrittenPages::EvictOnCompletion);
         assert_eq!(rule.preflush_advance, PreflushAdvance::Excess);
         let err = parse("self-tuning:single_page_flush=fast").err().unwrap();
-        assert!(err.contains("own_space (5.6.12-5.7)") && err.contains("all_datafiles"), "{err}");
+        assert!(
+            err.contains("own_space (5.6.12-5.7)") && err.contains("all_datafiles"),
+            "{err}"
+        );
         let err = parse("percona56:user_scan_depth=0").err().unwrap();
         assert!(err.contains("user_scan_depth"), "{err}");
     }

@@ -33,8 +33,8 @@ pub use buffer_pool::{
 pub use cleaner::{CleanerAction, PageCleaner};
 pub use decision_log::{Decision, DecisionLog};
 pub use fast_hits::{AccessRule, FastHits};
-pub use iteration_log::IterationRecord;
 pub use free_page_path::{FreePagePath, FreePageRule, SinglePageFlush, UserScanDepth};
+pub use iteration_log::IterationRecord;
 pub use policy::{FlushPolicy, IterationReport, Sleep, WaitFor};
 pub use redo_space::{RedoConfig, RedoMargins, RedoSpace};
 pub use stats::PoolCounters;

@@ -690,9 +690,11 @@ fn self_tuning_raises_scan_depth_when_users_write_dirty_victims() {
         "Pscan rose from its initial 1024 when users wrote dirty victims"
     );
     assert_eq!(parameter(&mysql, "p_scan"), 1024.0, "mysql56 does not adapt");
-    // Pscan then tracks what users consume: free pages left over lower it.
-    assert!(tuned.rules.contains(&"surplus_free_pages_lower_scan_depth"));
-    assert_ne!(parameter(&tuned, "p_scan"), 1024.0);
+    // Since users' first scan follows Pscan (5.6.15), free pages left over
+    // with no user scan at all (the surplus rule, unit-tested in
+    // `policy::self_tuning`) do not occur in this saturated scenario; the
+    // raise must leave Pscan above where it started.
+    assert!(parameter(&tuned, "p_scan") > 1024.0);
 }
 
 /// Table 1, row "NP_sync_rec > 0": a hot set that fits in the pool but a

@@ -45,8 +45,9 @@ use std::time::Instant;
 
 use flushwise_core::device::{DeviceModel, DeviceSpec, IoKind, IoRequest};
 use flushwise_core::{
-    policy, BufferPool, IterationRecord, BufferPoolConfig, CheckpointReason, CleanerAction, DecisionLog, FixIntent, FixOutcome, FrameId,
-    FreeCheck, Lsn, PageCleaner, PoolCounters, RedoConfig, SinglePageFlush, Sleep, TimeUs, WaitFor, WriteOrder,
+    policy, BufferPool, BufferPoolConfig, CheckpointReason, CleanerAction, DecisionLog, FixIntent, FixOutcome, FrameId,
+    FreeCheck, IterationRecord, Lsn, PageCleaner, PoolCounters, RedoConfig, SinglePageFlush, Sleep, TimeUs, WaitFor,
+    WriteOrder,
 };
 use flushwise_trace::{TraceEvent, TraceRecord, TxnType};
 

@@ -34,7 +34,8 @@ use std::time::{Duration, Instant};
 use flushwise_core::policy::{self, FLUSH_BATCH_PAGES};
 use flushwise_core::{
     BufferPool, BufferPoolConfig, CheckpointReason, Decision, DecisionLog, FixIntent, FixOutcome, FrameId, FreeCheck,
-    Lsn, PageCleaner, PageId, RedoConfig as CoreRedoConfig, TimeUs, WriteKind, WriteOrder,
+    IterationRecord, Lsn, PageCleaner, PageId, RedoConfig as CoreRedoConfig, SinglePageFlush, TimeUs, WriteKind,
+    WriteOrder,
 };
 use parking_lot::{Condvar, Mutex, RwLock};
 
@@ -93,6 +94,9 @@ pub struct ShellConfig {
     /// Record the policy's decisions (bounded ring of `decision_log_capacity`).
     pub decision_log: bool,
     pub decision_log_capacity: usize,
+    /// Keep one `flushwise_core::IterationRecord` per page-cleaner iteration
+    /// until drained ([`BufferPoolShell::drain_iteration_records`]).
+    pub iteration_records: bool,
     /// 1 ms waits for a frame before "buffer pool too small".
     pub no_frame_waits_max: u32,
     /// Start the page-cleaner and master threads (tests may drive by hand).
@@ -112,6 +116,7 @@ impl Default for ShellConfig {
             metrics_interval: Duration::from_secs(1),
             decision_log: false,
             decision_log_capacity: 100_000,
+            iteration_records: false,
             no_frame_waits_max: 5_000,
             background_threads: true,
             hit_fast_path: true,
@@ -193,6 +198,10 @@ pub(crate) struct Inner {
     /// True while `trace` holds a recorder: the only cost of tracing off.
     trace_on: AtomicBool,
     trace: RwLock<Option<Arc<TraceRecorder>>>,
+    /// Page writes issued to the files and not yet returned (after WAL):
+    /// what `os_aio_wait_until_no_pending_writes` waits on.
+    writes_in_flight: Mutex<u32>,
+    writes_in_flight_cv: Condvar,
 }
 
 /// The buffer pool shell. Share it as `Arc<BufferPoolShell>`; see the
@@ -279,7 +288,10 @@ impl BufferPoolShell {
         pool.note_redo(redo.current_lsn());
         let policy = policy::build(&config.policy).map_err(config_err)?;
         let log = DecisionLog::new(config.decision_log_capacity, config.decision_log);
-        let cleaner = PageCleaner::new(policy, &mut pool, log);
+        let mut cleaner = PageCleaner::new(policy, &mut pool, log);
+        if config.iteration_records {
+            cleaner.enable_iteration_records();
+        }
         let frames = (0..config.frames)
             .map(|_| FrameLatch(RwLock::new(AlignedBuf::zeroed(page_size.bytes()))))
             .collect();
@@ -302,6 +314,8 @@ impl BufferPoolShell {
             checkpoint_floor,
             trace_on: AtomicBool::new(false),
             trace: RwLock::new(None),
+            writes_in_flight: Mutex::new(0),
+            writes_in_flight_cv: Condvar::new(),
             config,
         });
         let shell = Arc::new(Self {
@@ -361,6 +375,14 @@ impl BufferPoolShell {
     /// Takes the policy's decisions recorded so far.
     pub fn drain_decisions(&self) -> Vec<Decision> {
         self.inner.core.lock().cleaner.log_mut().drain()
+    }
+
+    /// Takes the page cleaner's iteration records kept so far (with
+    /// `ShellConfig::iteration_records`) and how many were dropped in all.
+    pub fn drain_iteration_records(&self) -> (Vec<IterationRecord>, u64) {
+        let mut core = self.inner.core.lock();
+        let dropped = core.cleaner.iteration_records_dropped();
+        (core.cleaner.drain_iteration_records(), dropped)
     }
 
     /// Test and diagnostics hook: runs `f` on the core under its mutex
@@ -599,7 +621,11 @@ impl Inner {
                 }
                 FixOutcome::SyncReplacementWrite(order) => {
                     attempt += 1;
+                    let rule = self.core.lock().pool.free_page_rule();
                     let written = self.write_pages(vec![order], LatchWait::Try)?;
+                    if written > 0 {
+                        self.finish_single_page_flush(order.page.space, rule.single_page_flush)?;
+                    }
                     {
                         let mut core = self.core.lock();
                         self.after_user_operation(&mut core);
@@ -625,6 +651,38 @@ impl Inner {
                 }
             }
         }
+    }
+
+    /// What a user's single-page flush does after its write, before the
+    /// frame is reused (see `flushwise_core::free_page_path`):
+    /// - [`SinglePageFlush::OwnSpace`] (5.6.12-5.7, `buf_flush_write_block_low`
+    ///   with `sync`): fsync the page's tablespace. Through the doublewrite
+    ///   buffer that already happened (`Doublewrite::write_batch` fsyncs the
+    ///   slots and then the tablespace, as `buf_dblwr_write_single_page`
+    ///   and `fil_flush(space)` do), so only a write without doublewrite
+    ///   syncs here;
+    /// - [`SinglePageFlush::AllDatafiles`] (5.6.10/11 `buf_flush_sync_datafiles`):
+    ///   wait until no page write is in flight, then fsync every tablespace.
+    fn finish_single_page_flush(&self, space_id: u32, mode: SinglePageFlush) -> Result<()> {
+        let spaces: Vec<&Arc<Tablespace>> = match mode {
+            SinglePageFlush::OwnSpace if self.doublewrite.is_some() => return Ok(()),
+            SinglePageFlush::OwnSpace => vec![self.space(space_id)?],
+            SinglePageFlush::AllDatafiles => {
+                let mut n = self.writes_in_flight.lock();
+                while *n > 0 {
+                    self.writes_in_flight_cv.wait_for(&mut n, IO_WAIT_SLICE);
+                    self.check_poison()?;
+                }
+                self.spaces.iter().collect()
+            }
+        };
+        for ts in spaces {
+            if let Err(e) = ts.sync() {
+                self.poison(&e);
+                return Err(e.into());
+            }
+        }
+        Ok(())
     }
 
     fn too_small(&self, waits: u32) -> BufferError {
@@ -737,14 +795,21 @@ impl Inner {
         for (o, img) in images {
             batch.push((self.space(o.page.space)?.as_ref(), o.page.page_no, img));
         }
-        match &self.doublewrite {
-            Some(dw) => dw.write_batch(&batch)?,
-            None => {
-                for (ts, page_no, img) in &batch {
-                    ts.write_sealed(*page_no, img)?;
-                }
+        *self.writes_in_flight.lock() += 1;
+        let written = match &self.doublewrite {
+            Some(dw) => dw.write_batch(&batch),
+            None => batch
+                .iter()
+                .try_for_each(|(ts, page_no, img)| ts.write_sealed(*page_no, img)),
+        };
+        {
+            let mut n = self.writes_in_flight.lock();
+            *n -= 1;
+            if *n == 0 {
+                self.writes_in_flight_cv.notify_all();
             }
         }
+        written?;
         Ok(())
     }
 

@@ -180,6 +180,9 @@ pub struct DbOptions {
     /// Read and verify every data page at open (fills
     /// `RecoveryReport::pages_read`; a corrupt page fails the open).
     pub verify_pages_at_open: bool,
+    /// Keep one page-cleaner iteration record per iteration (drained with
+    /// `BufferPoolShell::drain_iteration_records`; `--decisions FILE.jsonl`).
+    pub iteration_records: bool,
 }
 
 impl Default for DbOptions {
@@ -200,6 +203,7 @@ impl Default for DbOptions {
             lock_wait_timeout: Duration::from_secs(5),
             checkpoint_interval: Duration::from_secs(1),
             verify_pages_at_open: true,
+            iteration_records: false,
         }
     }
 }
@@ -757,6 +761,7 @@ impl Database {
             frames,
             policy: options.policy.clone(),
             checkpoint_interval: options.checkpoint_interval,
+            iteration_records: options.iteration_records,
             ..ShellConfig::default()
         })
     }
