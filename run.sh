@@ -2,10 +2,12 @@
 # The main job: installs the Rust toolchain if it is missing, builds flushwise
 # and runs `flushwise compare`: TPC-C on the real engine (O_DIRECT files,
 # redo log, doublewrite) under mysql56, percona56 and self-tuning, side by
-# side. The first run prepares a 10-warehouse database (~1.2 GB) in
-# ./flushwise-data and later runs reuse it; it needs about 3 GB free and
-# takes about 6 minutes. Extra arguments go to `flushwise compare`
-# (`--help` lists them). The simulator's comparison is `flushwise sim compare`.
+# side, in Lee et al.'s regime (--preset paper-regime: 30 warehouses, a
+# 352 MiB pool holding seconds of misses, a 2 GiB redo log). The first run
+# prepares the database (~2.7 GB) in ./flushwise-data and later runs reuse it;
+# it needs about 8 GB free and takes about 12 minutes. Extra arguments go to
+# `flushwise compare` (`--preset small-pool`, `--preset in-memory`; `--help`
+# lists them). The simulator's comparison is `flushwise sim compare`.
 set -euo pipefail
 cd "$(dirname "$0")"
 if ! command -v cargo >/dev/null 2>&1 && [ -f "$HOME/.cargo/env" ]; then . "$HOME/.cargo/env"; fi

@@ -354,3 +354,73 @@ fn bad_input_gets_one_line_naming_the_problem() {
         assert!(err.contains(expected), "{args:?}: {err}");
     }
 }
+
+/// `compare` on the engine as a user runs it, shrunk: the preset's values
+/// are overridden by flags, `--output json` keeps stdout to one JSON object
+/// per policy (prose and the regime line go to stderr), each copy passes the
+/// consistency check, and `--decisions` leaves one JSON-lines file per
+/// policy with the Table-2 inputs.
+#[test]
+fn compare_small_run_prints_json_only_and_writes_decisions() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let out_dir = dir.path().join("results");
+    let o = flushwise(&[
+        "compare",
+        "--dir",
+        data.to_str().unwrap(),
+        "--out",
+        out_dir.to_str().unwrap(),
+        "--io",
+        "buffered",
+        "--preset",
+        "small-pool",
+        "--warehouses",
+        "1",
+        "--buffer-pool",
+        "4MiB",
+        "--connections",
+        "2",
+        "--warmup",
+        "2s",
+        "--duration",
+        "3s",
+        "--report-interval",
+        "1s",
+        "--policies",
+        "mysql56,self-tuning",
+        "--output",
+        "json",
+        "--decisions",
+    ]);
+    let stdout = ok(&o);
+    let lines: Vec<Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("stdout line {l:?} is not JSON: {e}")))
+        .collect();
+    assert_eq!(lines.len(), 2, "{stdout}");
+    assert_eq!(lines[0]["policy"], "mysql56");
+    assert_eq!(lines[1]["policy"], "self-tuning");
+    let stderr = text(&o.stderr);
+    assert!(stderr.contains("regime: pool"), "{stderr}");
+    assert!(stderr.contains("conditions 1,2,3"), "{stderr}");
+    let run_dir = std::fs::read_dir(&out_dir)
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .find(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("compare-"))
+        })
+        .expect("a compare-<time> directory");
+    for policy in ["mysql56", "self-tuning"] {
+        let path = run_dir.join(format!("decisions-{policy}.jsonl"));
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let first: Value = serde_json::from_str(text.lines().next().expect("at least one iteration")).unwrap();
+        assert_eq!(first["policy"], policy);
+        assert!(
+            first["np_dirty"].is_number() && first["free_len_start"].is_number(),
+            "{first}"
+        );
+    }
+}

@@ -41,11 +41,19 @@
 //!
 //! Reading of line 20 (`NP_dirty > 0 and Pscan + NP_dirty <= |LRU|`): the
 //! text explains the second clause as "Pscan obviously cannot exceed
-//! |LRU|". Taken literally the clause freezes Pscan exactly when
-//! synchronous replacement writes are heaviest (NP_dirty sums the pages
-//! scanned by every single-page flush of the second, and can exceed |LRU|).
-//! The default, [`ScanDepthRaise::CappedAtLru`], raises Pscan by NP_dirty
-//! up to |LRU|; [`ScanDepthRaise::Literal`] keeps the flow chart's test.
+//! |LRU|". Taken literally the clause freezes Pscan when Pscan is within
+//! NP_dirty of |LRU| (with `np_dirty=total`, whenever single-page flushes
+//! are heavy). The default, [`ScanDepthRaise::CappedAtLru`]
+//! (`scan_depth_raise=capped`), raises Pscan by NP_dirty up to |LRU|;
+//! [`ScanDepthRaise::Literal`] (`scan_depth_raise=literal`) keeps the flow
+//! chart's test. With NP_dirty per call the two rarely differ.
+//!
+//! The LRU phase this policy runs is 5.6.15's (`crate::cleaner`): chunks of
+//! 100 written pages, each waited for (`buf_flush_wait_batch_end` in
+//! `buf_flush_LRU_tail`), so T_flushing grows with Pscan / 100; and users
+//! follow 5.6.15's free-page path (`crate::free_page_path`): their first
+//! clean-victim scan goes Pscan deep, so a raise of Pscan also lets users
+//! evict deeper instead of writing.
 //!
 //! `innodb_io_capacity_max` is 2 x Pio with no lower limit (§4.3). Pscan_MIN
 //! and Pio_MIN are InnoDB's minima for `innodb_lru_scan_depth` (100,
