@@ -117,7 +117,9 @@ fn prepared_base(args: &EngineCompareArgs, warehouses: u32) -> Result<(DbLocatio
         ),
     );
     let threads = crate::runner::default_jobs();
-    let manifest = tpcc_cmd::prepare_database(&base, warehouses, threads, 1, "16384", COMPARE_REDO, "256MiB")?;
+    let (manifest, summary) =
+        tpcc_cmd::prepare_database(&base, warehouses, threads, 1, "16384", COMPARE_REDO, "256MiB")?;
+    say(args, summary);
     Ok((base, manifest))
 }
 

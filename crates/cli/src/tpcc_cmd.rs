@@ -63,7 +63,8 @@ fn open(dir: &Path, options: DbOptions) -> Result<Database, String> {
     Ok(db)
 }
 
-/// Creates and loads; returns the manifest written.
+/// Creates and loads; returns the manifest written and a one-line summary
+/// (the caller prints it where its output format allows).
 pub fn prepare_database(
     location: &DbLocationArgs,
     warehouses: u32,
@@ -72,7 +73,7 @@ pub fn prepare_database(
     page_size: &str,
     redo: &str,
     buffer_pool: &str,
-) -> Result<Manifest, String> {
+) -> Result<(Manifest, String), String> {
     let dir = &location.dir;
     if warehouses == 0 {
         return Err("--warehouses 0: at least one warehouse is needed".into());
@@ -141,7 +142,7 @@ pub fn prepare_database(
         commit: COMMIT.to_string(),
     };
     manifest.write(dir)?;
-    println!(
+    let summary = format!(
         "prepared {} warehouses in {}: {} rows in {:.1} s ({:.0} rows/s, {} threads), {} on disk; seed={} commit={}",
         warehouses,
         dir.display(),
@@ -153,7 +154,7 @@ pub fn prepare_database(
         seed,
         COMMIT
     );
-    Ok(manifest)
+    Ok((manifest, summary))
 }
 
 pub fn prepare(args: &TpccPrepareArgs) -> Result<(), String> {
@@ -167,7 +168,7 @@ pub fn prepare(args: &TpccPrepareArgs) -> Result<(), String> {
         &args.redo,
         &args.buffer_pool,
     )
-    .map(|_| ())
+    .map(|(_, summary)| println!("{summary}"))
 }
 
 /// Runs the consistency check on a closed database directory.
