@@ -5,7 +5,7 @@
 # side, in Lee et al.'s regime (--preset paper-regime: 30 warehouses, a
 # 352 MiB pool holding seconds of misses, a 2 GiB redo log). The first run
 # prepares the database (~2.7 GB) in ./flushwise-data and later runs reuse it;
-# it needs about 8 GB free and takes about 12 minutes. Extra arguments go to
+# it needs about 8 GB free and takes about 10 minutes. Extra arguments go to
 # `flushwise compare` (`--preset small-pool`, `--preset in-memory`; `--help`
 # lists them). The simulator's comparison is `flushwise sim compare`.
 set -euo pipefail

@@ -164,8 +164,7 @@ impl FreePagePath {
                 }
             },
         };
-        let single_page_flush = choose(
-            params,
+        let single_page_flush = params.choice(
             "single_page_flush",
             self.single_page_flush,
             &[
@@ -173,8 +172,7 @@ impl FreePagePath {
                 ("all_datafiles", SinglePageFlush::AllDatafiles, "5.6.10/11"),
             ],
         )?;
-        let lru_written_pages = choose(
-            params,
+        let lru_written_pages = params.choice(
             "lru_written_pages",
             self.lru_written_pages,
             &[
@@ -182,8 +180,7 @@ impl FreePagePath {
                 ("evict", LruWrittenPages::EvictOnCompletion, "5.7"),
             ],
         )?;
-        let preflush_advance = choose(
-            params,
+        let preflush_advance = params.choice(
             "preflush_advance",
             self.preflush_advance,
             &[
@@ -230,29 +227,6 @@ impl FreePagePath {
             ),
         ]
     }
-}
-
-/// Reads `key` as one of `choices` (name, value, version), or `default`.
-fn choose<T: Copy + PartialEq>(
-    params: &mut crate::policy::PolicyParams,
-    key: &str,
-    default: T,
-    choices: &[(&str, T, &str)],
-) -> Result<T, String> {
-    let default_name = choices
-        .iter()
-        .find(|(_, v, _)| *v == default)
-        .map_or("", |(n, _, _)| *n)
-        .to_string();
-    let given: String = params.get(key, default_name)?;
-    choices
-        .iter()
-        .find(|(n, _, _)| *n == given)
-        .map(|(_, v, _)| *v)
-        .ok_or_else(|| {
-            let accepted: Vec<String> = choices.iter().map(|(n, _, ver)| format!("{n} ({ver})")).collect();
-            format!("bad value '{given}' for {key}: accepted are {}", accepted.join(", "))
-        })
 }
 
 /// The free-page rule users follow at this moment (a resolved [`FreePagePath`]).

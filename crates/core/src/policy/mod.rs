@@ -297,6 +297,34 @@ impl PolicyParams {
         }
     }
 
+    /// The value of `key` as one of `choices` (name, value, what it means),
+    /// or `default`; a bad name is an error listing the accepted ones.
+    pub fn choice<T: Copy + PartialEq>(
+        &mut self,
+        key: &str,
+        default: T,
+        choices: &[(&str, T, &str)],
+    ) -> Result<T, String> {
+        let default_name = choices
+            .iter()
+            .find(|(_, v, _)| *v == default)
+            .map_or("", |(n, _, _)| *n)
+            .to_string();
+        let given: String = self.get(key, default_name)?;
+        choices
+            .iter()
+            .find(|(n, _, _)| *n == given)
+            .map(|(_, v, _)| *v)
+            .ok_or_else(|| {
+                let accepted: Vec<String> = choices.iter().map(|(n, _, what)| format!("{n} ({what})")).collect();
+                format!(
+                    "policy {}: bad value '{given}' for {key}: accepted are {}",
+                    self.name,
+                    accepted.join(", ")
+                )
+            })
+    }
+
     /// Fails on any key the policy did not read, listing the accepted ones.
     fn finish(&self, accepted: &[&str]) -> Result<(), String> {
         for (i, (k, _)) in self.pairs.iter().enumerate() {
@@ -374,24 +402,22 @@ fn registry(name: &str, p: &mut PolicyParams) -> Result<Option<Box<dyn FlushPoli
                 initial_lru_scan_depth: p.get("lru_scan_depth", d.initial_lru_scan_depth)?,
                 initial_io_capacity: p.get("io_capacity", d.initial_io_capacity)?,
                 free_page_path: d.free_page_path.from_params(p)?,
-                np_dirty: match p.get("np_dirty", "per_call".to_string())?.as_str() {
-                    "per_call" => self_tuning::NpDirty::PerCall,
-                    "total" => self_tuning::NpDirty::Total,
-                    other => {
-                        return Err(format!(
-                            "policy self-tuning: bad value '{other}' for np_dirty: accepted are per_call, total"
-                        ))
-                    }
-                },
-                scan_depth_raise: match p.get("scan_depth_raise", "capped".to_string())?.as_str() {
-                    "capped" => self_tuning::ScanDepthRaise::CappedAtLru,
-                    "literal" => self_tuning::ScanDepthRaise::Literal,
-                    other => {
-                        return Err(format!(
-                            "policy self-tuning: bad value '{other}' for scan_depth_raise: accepted are capped, literal"
-                        ))
-                    }
-                },
+                np_dirty: p.choice(
+                    "np_dirty",
+                    d.np_dirty,
+                    &[
+                        ("per_call", self_tuning::NpDirty::PerCall, "pages per single-page flush"),
+                        ("total", self_tuning::NpDirty::Total, "the sum over the iteration"),
+                    ],
+                )?,
+                scan_depth_raise: p.choice(
+                    "scan_depth_raise",
+                    d.scan_depth_raise,
+                    &[
+                        ("capped", self_tuning::ScanDepthRaise::CappedAtLru, "raise up to |LRU|"),
+                        ("literal", self_tuning::ScanDepthRaise::Literal, "line 20's test"),
+                    ],
+                )?,
                 ..d
             };
             p.finish(&[

@@ -409,6 +409,27 @@ mod tests {
         assert_eq!(sleep, Sleep::for_us(700_000), "sleep(1 - T_flushing)");
     }
 
+    /// NP_dirty is read per single-page flush (5.6.15's
+    /// `buffer_LRU_single_flush_scanned_per_call`) by default: 3 flushes
+    /// that scanned 9,000 pages in all raise Pscan by 3,000; the total
+    /// reading raises it by 9,000 (capped at |LRU|).
+    #[test]
+    fn np_dirty_is_read_per_single_page_flush_by_default() {
+        let mut r = report(300_000);
+        r.user.dirty_victim_scanned = 9_000;
+        r.user.wait_free = 3;
+        r.lru_len = 20_000;
+        let mut st = tuned(1024, 200, 200);
+        end(&mut st, &r);
+        assert_eq!(st.lru_scan_depth(), 1024 + 3_000);
+        let mut st = SelfTuning::new(SelfTuningConfig {
+            np_dirty: NpDirty::Total,
+            ..SelfTuningConfig::default()
+        });
+        end(&mut st, &r);
+        assert_eq!(st.lru_scan_depth(), 1024 + 9_000);
+    }
+
     #[test]
     fn scan_depth_raise_is_capped_at_lru_length() {
         let mut st = tuned(3990, 200, 200);
