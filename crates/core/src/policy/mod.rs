@@ -21,6 +21,7 @@
 
 use crate::buffer_pool::{BufferPool, LruMode, WakeThresholds};
 use crate::decision_log::DecisionLog;
+use crate::free_page_path::FreePagePath;
 use crate::stats::PoolCounters;
 use crate::types::{Lsn, TimeUs, SECOND_US};
 
@@ -367,15 +368,13 @@ fn registry(name: &str, p: &mut PolicyParams) -> Result<Option<Box<dyn FlushPoli
                 free_page_path: d.free_page_path.from_params(p)?,
                 ..d
             };
-            p.finish(&[
-                "lru_scan_depth",
-                "io_capacity",
-                "io_capacity_max",
-                "user_scan_depth",
-                "single_page_flush",
-                "lru_written_pages",
-                "preflush_advance",
-            ])?;
+            p.finish(
+                &[
+                    &["lru_scan_depth", "io_capacity", "io_capacity_max"][..],
+                    &FreePagePath::PARAM_KEYS,
+                ]
+                .concat(),
+            )?;
             Box::new(mysql56::Mysql56::new(config))
         }
         "percona56" => {
@@ -386,14 +385,7 @@ fn registry(name: &str, p: &mut PolicyParams) -> Result<Option<Box<dyn FlushPoli
                 free_page_path: d.free_page_path.from_params(p)?,
                 ..d
             };
-            p.finish(&[
-                "lru_scan_depth",
-                "io_capacity",
-                "user_scan_depth",
-                "single_page_flush",
-                "lru_written_pages",
-                "preflush_advance",
-            ])?;
+            p.finish(&[&["lru_scan_depth", "io_capacity"][..], &FreePagePath::PARAM_KEYS].concat())?;
             Box::new(percona56::Percona56::new(config))
         }
         "self-tuning" => {
@@ -420,16 +412,13 @@ fn registry(name: &str, p: &mut PolicyParams) -> Result<Option<Box<dyn FlushPoli
                 )?,
                 ..d
             };
-            p.finish(&[
-                "lru_scan_depth",
-                "io_capacity",
-                "np_dirty",
-                "scan_depth_raise",
-                "user_scan_depth",
-                "single_page_flush",
-                "lru_written_pages",
-                "preflush_advance",
-            ])?;
+            p.finish(
+                &[
+                    &["lru_scan_depth", "io_capacity", "np_dirty", "scan_depth_raise"][..],
+                    &FreePagePath::PARAM_KEYS,
+                ]
+                .concat(),
+            )?;
             Box::new(self_tuning::SelfTuning::new(config))
         }
         "db2" => {
