@@ -16,8 +16,8 @@
 use std::time::Instant;
 
 use flushwise_sim::{SimConfig, Simulation, WorkloadSpec};
+use flushwise_tpcc_model::{TpccModel, TpccModelConfig, Xoshiro256StarStar};
 use flushwise_trace::{TraceEvent, TraceHeader, TraceWriter};
-use flushwise_workloads::tpcc_model::{TpccModel, TpccModelConfig, Xoshiro256StarStar};
 
 use crate::args::BenchArgs;
 use crate::runner::COMMIT;

@@ -36,7 +36,7 @@ use flushwise_core::policy;
 /// former 120 s measured self-tuning before it had converged.
 const SSD_SCALED_WARMUP_US: u64 = 600 * SECOND_US;
 use flushwise_sim::{CpuCosts, SimConfig, WorkloadSpec};
-use flushwise_workloads::tpcc_model::{TpccModel, TpccModelConfig};
+use flushwise_tpcc_model::{TpccModel, TpccModelConfig};
 
 use crate::args::ExperimentArgs;
 use crate::output::ratio_text;

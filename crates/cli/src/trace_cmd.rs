@@ -9,9 +9,9 @@ use std::fs::{File, OpenOptions};
 use std::io::{BufReader, BufWriter};
 use std::path::Path;
 
+use flushwise_tpcc_model::{TpccModel, TpccModelConfig, TpccRefGen};
 use flushwise_trace::oracle_general::{self, ExportOptions};
 use flushwise_trace::{TraceEvent, TraceHeader, TraceReader, TraceWriter, FORMAT_VERSION};
-use flushwise_workloads::tpcc_model::{TpccModel, TpccModelConfig, TpccRefGen};
 
 use crate::args::{page_size_flag, InfoArgs, OracleGeneralArgs, RecordModelArgs};
 use crate::runner::COMMIT;

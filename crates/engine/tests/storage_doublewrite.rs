@@ -206,3 +206,77 @@ fn failed_write_or_fsync_at_any_point_of_a_batch_leaves_every_page_old_or_new() 
         }
     }
 }
+
+/// A backend that records how many writes are in progress at once; each
+/// write holds its slot for 2 ms so that concurrent writes overlap.
+struct OverlapCounter {
+    inner: Arc<dyn StorageBackend>,
+    in_flight: std::sync::atomic::AtomicUsize,
+    most_in_flight: std::sync::atomic::AtomicUsize,
+}
+
+impl StorageBackend for OverlapCounter {
+    fn len(&self) -> flushwise_engine::storage::Result<u64> {
+        self.inner.len()
+    }
+    fn read(&self, offset: u64, buf: &mut [u8]) -> flushwise_engine::storage::Result<()> {
+        self.inner.read(offset, buf)
+    }
+    fn write(&self, offset: u64, data: &[u8]) -> flushwise_engine::storage::Result<()> {
+        use std::sync::atomic::Ordering::SeqCst;
+        let now = self.in_flight.fetch_add(1, SeqCst) + 1;
+        self.most_in_flight.fetch_max(now, SeqCst);
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        let r = self.inner.write(offset, data);
+        self.in_flight.fetch_sub(1, SeqCst);
+        r
+    }
+    fn set_len(&self, len: u64) -> flushwise_engine::storage::Result<()> {
+        self.inner.set_len(len)
+    }
+    fn sync_data(&self) -> flushwise_engine::storage::Result<()> {
+        self.inner.sync_data()
+    }
+    fn close(&self) -> flushwise_engine::storage::Result<()> {
+        self.inner.close()
+    }
+}
+
+/// MySQL 5.6.15 posts a batch's in-place writes asynchronously, all at once
+/// (`buf_dblwr_flush_buffered_writes`), and syncs when the last completes:
+/// the device must see more than one of them in flight, never more than
+/// `IN_PLACE_WRITE_DEPTH`, and every page must read back.
+#[test]
+fn batch_in_place_writes_are_in_flight_together() {
+    use flushwise_engine::storage::tablespace::IN_PLACE_WRITE_DEPTH;
+    let dir = tempfile::tempdir().unwrap();
+    let ts_path = dir.path().join("t1.ibd");
+    let counter = Arc::new(OverlapCounter {
+        inner: open_file(&ts_path, IoMode::Buffered, true).unwrap(),
+        in_flight: 0.into(),
+        most_in_flight: 0.into(),
+    });
+    let ts = tablespace_over(1, &ts_path, counter.clone());
+    let dw_path = dir.path().join("doublewrite.dblwr");
+    let dw = Doublewrite::open(&dw_path, open_file(&dw_path, IoMode::Buffered, true).unwrap(), PAGE, 64).unwrap();
+    ts.extend(64).unwrap();
+    counter.most_in_flight.store(0, std::sync::atomic::Ordering::SeqCst);
+    let images: Vec<_> = (0..64).map(|no| page_image(ts.page_id(no), 7)).collect();
+    let batch: Vec<_> = images
+        .iter()
+        .enumerate()
+        .map(|(no, img)| (&ts, no as u32, img))
+        .collect();
+    dw.write_batch(&batch).unwrap();
+    let most = counter.most_in_flight.load(std::sync::atomic::Ordering::SeqCst);
+    assert!(most > 1, "the 64 in-place writes went one at a time");
+    assert!(
+        most <= IN_PLACE_WRITE_DEPTH,
+        "{most} writes in flight, limit {IN_PLACE_WRITE_DEPTH}"
+    );
+    let mut buf = flushwise_engine::storage::AlignedBuf::zeroed(PAGE.bytes());
+    for (no, img) in images.iter().enumerate() {
+        ts.read_page(no as u32, &mut buf).unwrap();
+        assert_eq!(&buf[..], &img[..], "page {no}");
+    }
+}

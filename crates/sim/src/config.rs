@@ -143,10 +143,10 @@ impl SimConfig {
             return Err("--connections 0: at least one connection is needed".into());
         }
         if let WorkloadSpec::Tpcc { warehouses } = self.workload {
-            if !(1..=flushwise_workloads::tpcc_model::WAREHOUSES_MAX).contains(&warehouses) {
+            if !(1..=flushwise_tpcc_model::WAREHOUSES_MAX).contains(&warehouses) {
                 return Err(format!(
                     "--warehouses {warehouses}: 1 to {} warehouses are accepted",
-                    flushwise_workloads::tpcc_model::WAREHOUSES_MAX
+                    flushwise_tpcc_model::WAREHOUSES_MAX
                 ));
             }
         }

@@ -17,8 +17,8 @@ use std::io::BufReader;
 use std::path::{Path, PathBuf};
 
 use flushwise_core::PageId;
+use flushwise_tpcc_model::{Table, TpccModel, TpccModelConfig, Xoshiro256StarStar};
 use flushwise_trace::{TraceEvent, TraceReader, TraceRecord};
-use flushwise_workloads::tpcc_model::{Table, TpccModel, TpccModelConfig, Xoshiro256StarStar};
 
 /// A source of transactions for agents.
 pub trait Workload {

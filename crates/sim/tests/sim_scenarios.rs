@@ -4,8 +4,8 @@ use std::fs::File;
 use std::io::BufWriter;
 
 use flushwise_sim::{RunResult, SimConfig, Simulation, WorkloadSpec};
+use flushwise_tpcc_model::{TpccModel, TpccModelConfig, TpccRefGen};
 use flushwise_trace::{TraceHeader, TraceWriter};
-use flushwise_workloads::tpcc_model::{TpccModel, TpccModelConfig, TpccRefGen};
 
 fn small(policy: &str, seed: u64) -> SimConfig {
     SimConfig {

@@ -798,9 +798,7 @@ impl Inner {
         *self.writes_in_flight.lock() += 1;
         let written = match &self.doublewrite {
             Some(dw) => dw.write_batch(&batch),
-            None => batch
-                .iter()
-                .try_for_each(|(ts, page_no, img)| ts.write_sealed(*page_no, img)),
+            None => crate::storage::tablespace::write_sealed_pages(&batch),
         };
         {
             let mut n = self.writes_in_flight.lock();

@@ -39,7 +39,7 @@ use std::sync::Arc;
 use flushwise_core::{Lsn, PageId};
 use parking_lot::Mutex;
 
-use super::tablespace::{EngineStorageError, Result, Tablespace};
+use super::tablespace::{write_sealed_pages, EngineStorageError, Result, Tablespace};
 use super::{AlignedBuf, StorageBackend};
 use crate::page::{self, PageError, PageSize};
 
@@ -72,8 +72,7 @@ impl DoublewriteReport {
     }
 }
 
-/// One page of a batch: the tablespace, the page number and its sealed image.
-pub type BatchPage<'a> = (&'a Tablespace, u32, &'a AlignedBuf);
+pub use super::tablespace::BatchPage;
 
 /// A doublewrite file shared by any number of tablespaces of one page size.
 pub struct Doublewrite {
@@ -162,11 +161,10 @@ impl Doublewrite {
         }
         self.backend.write(0, &staging[..chunk.len() * size])?;
         self.backend.sync_data()?;
-        // (3) In place, then fsync each tablespace once, before the lock
-        // (and with it the slots) is released.
-        for (ts, page_no, buf) in chunk {
-            ts.write_sealed(*page_no, buf)?;
-        }
+        // (3) In place, all in flight at once as 5.6.15 posts them (see
+        // `IN_PLACE_WRITE_DEPTH`), then fsync each tablespace once, before
+        // the lock (and with it the slots) is released.
+        write_sealed_pages(chunk)?;
         let mut synced: Vec<&Tablespace> = Vec::new();
         for (ts, _, _) in chunk {
             if !synced.iter().any(|s| std::ptr::eq(*s, *ts)) {

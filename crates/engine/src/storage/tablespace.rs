@@ -346,3 +346,67 @@ impl Tablespace {
         self.backend.sync_data().map_err(Into::into)
     }
 }
+
+/// One page of a batch write: the tablespace, the page number and its
+/// sealed image.
+pub type BatchPage<'a> = (&'a Tablespace, u32, &'a AlignedBuf);
+
+/// How many in-place writes of one batch are in flight at once.
+///
+/// MySQL 5.6.15 posts every in-place write of a doublewrite batch
+/// asynchronously and at once (`buf0dblwr.cc`,
+/// `buf_dblwr_flush_buffered_writes` calls
+/// `buf_dblwr_write_block_to_datafile(block, false)` for each block, then
+/// `os_aio_simulated_wake_handler_threads`), through Linux native AIO
+/// (`innodb_use_native_aio` = ON; 4 write I/O threads, 256 slots each), and
+/// syncs the data files when the last one completes (`buf_dblwr_update` ->
+/// `fil_flush_file_spaces`). Writing them one after another instead leaves
+/// the device at queue depth 1. Measured on this machine's disk with
+/// 16 KiB O_DIRECT random writes over 1 GiB, 5 s each: 12.3k writes/s at
+/// depth 1, 22.6k at 4, 37.1k at 16, 40.9k at 32. 16 takes most of that
+/// gain for half the threads.
+pub const IN_PLACE_WRITE_DEPTH: usize = 16;
+
+/// Writes every page of `pages` in place, up to [`IN_PLACE_WRITE_DEPTH`]
+/// at a time (the calling thread is one of the writers). Every page is
+/// checked as [`Tablespace::write_sealed`] checks it. On an error, no
+/// further write is started, the writes in flight finish, and the first
+/// error is returned. Nothing is synced: the caller syncs the tablespaces.
+pub fn write_sealed_pages(pages: &[BatchPage<'_>]) -> Result<()> {
+    use std::sync::atomic::{AtomicBool, AtomicUsize};
+    let next = AtomicUsize::new(0);
+    let failed = AtomicBool::new(false);
+    let first_error: Mutex<Option<EngineStorageError>> = Mutex::new(None);
+    let writer = || loop {
+        if failed.load(Ordering::Acquire) {
+            return;
+        }
+        let Some((ts, page_no, image)) = pages.get(next.fetch_add(1, Ordering::AcqRel)) else {
+            return;
+        };
+        if let Err(e) = ts.write_sealed(*page_no, image) {
+            failed.store(true, Ordering::Release);
+            first_error.lock().get_or_insert(e);
+        }
+    };
+    let helpers = IN_PLACE_WRITE_DEPTH.min(pages.len()).saturating_sub(1);
+    std::thread::scope(|scope| {
+        for i in 0..helpers {
+            // A helper that cannot be spawned leaves its share to the
+            // others (the caller always writes), so the batch still
+            // completes, at a lower depth.
+            if std::thread::Builder::new()
+                .name(format!("page-writer-{i}"))
+                .spawn_scoped(scope, writer)
+                .is_err()
+            {
+                break;
+            }
+        }
+        writer();
+    });
+    match first_error.into_inner() {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}

@@ -3,7 +3,7 @@
 //! codes and the "ORIGINAL" data strings (clause 4.3.2.2, 4.3.3.1).
 //!
 //! The bit generator is the page-reference model's seeded xoshiro256**
-//! ([`crate::tpcc_model::rng`]), so a seed gives the same data everywhere.
+//! ([`flushwise_tpcc_model::rng`]), so a seed gives the same data everywhere.
 //!
 //! C constants (clause 2.1.6.1): one C per field — C_LAST (A = 255),
 //! C_ID (A = 1023), OL_I_ID (A = 8191) — shared by every terminal. The C
@@ -13,7 +13,7 @@
 //! NURand at load (customers of orders are a permutation, order-line items
 //! are uniform), so their run values are free.
 
-pub use crate::tpcc_model::rng::{mix64, nurand, Rng64, Xoshiro256StarStar};
+pub use flushwise_tpcc_model::rng::{mix64, nurand, Rng64, Xoshiro256StarStar};
 
 /// NURand's A for C_LAST, C_ID and OL_I_ID (clause 2.1.6).
 pub const A_C_LAST: u64 = 255;

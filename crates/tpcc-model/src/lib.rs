@@ -31,6 +31,10 @@
 //! last 20 orders are TPC-C clauses 2.4-2.8 and 5.2.3 as summarised in
 //! /work/shared/reference/ecosystem.md §2. Terminal `agent` works for home
 //! warehouse `agent % W + 1` (clause 2.1.4: a terminal's warehouse is fixed).
+//!
+//! Layer: above `core` and `trace`, below the simulator and the workloads
+//! (the engine-side TPC-C draws its random numbers from [`rng`], so a seed
+//! gives the same data in both shells).
 
 pub mod rng;
 pub mod schema;

@@ -3,10 +3,10 @@
 use std::collections::HashMap;
 
 use flushwise_core::PageId;
-use flushwise_trace::{TraceEvent, TraceHeader, TraceRecord, TraceWriter, TxnType};
-use flushwise_workloads::tpcc_model::{
+use flushwise_tpcc_model::{
     nurand, Table, TpccModel, TpccModelConfig, TpccRefGen, WarehouseChoice, Xoshiro256StarStar,
 };
+use flushwise_trace::{TraceEvent, TraceHeader, TraceRecord, TraceWriter, TxnType};
 
 fn model(warehouses: u32, seed: u64) -> TpccModel {
     TpccModel::new(TpccModelConfig {

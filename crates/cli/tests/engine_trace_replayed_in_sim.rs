@@ -1,6 +1,9 @@
 //! Scenarios of the page-reference trace recorder: a small multi-threaded
 //! transaction workload on a real database is recorded, read back, checked
-//! for balance and transaction framing, and replayed by the simulator.
+//! for balance and transaction framing, and replayed by the simulator. It
+//! lives in the CLI crate, the lowest one that links both shells: the
+//! simulator must not depend on the engine, nor the engine on the
+//! simulator, even for tests.
 
 use std::collections::HashMap;
 use std::fs::File;

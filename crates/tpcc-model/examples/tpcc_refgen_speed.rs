@@ -1,13 +1,13 @@
 //! Prints how fast the TPC-C model generates page references.
 //!
-//! `cargo run --release -p flushwise-workloads --example tpcc_refgen_speed
+//! `cargo run --release -p flushwise-tpcc-model --example tpcc_refgen_speed
 //!  [warehouses] [agents] [transactions]` (defaults 1000, 20, 200000: the
 //! largest setup of papers/000 §5.1).
 
 use std::time::Instant;
 
+use flushwise_tpcc_model::{TpccModel, TpccModelConfig, TpccRefGen};
 use flushwise_trace::TraceEvent;
-use flushwise_workloads::tpcc_model::{TpccModel, TpccModelConfig, TpccRefGen};
 
 fn arg(n: usize, default: u64) -> u64 {
     std::env::args().nth(n).and_then(|s| s.parse().ok()).unwrap_or(default)
