@@ -257,11 +257,7 @@ pub fn command(args: &EngineCompareArgs) -> Result<(), String> {
     write_results(&results_dir, &outcomes)?;
     let text = match args.engine.output {
         OutputFormat::Table => compare_table(&outcomes),
-        OutputFormat::Json => outcomes
-            .iter()
-            .map(|o| serde_json::to_string(&o.out.result).map(|s| s + "\n"))
-            .collect::<Result<String, _>>()
-            .map_err(|e| format!("cannot render JSON: {e}"))?,
+        OutputFormat::Json => output::json_lines(outcomes.iter().map(|o| (&o.out.result, o.out.rows.as_slice())))?,
         OutputFormat::Csv => {
             let mut csv = Csv::default();
             for o in &outcomes {

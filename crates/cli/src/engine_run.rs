@@ -16,13 +16,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use serde::Serialize;
-
 use flushwise_core::PoolCounters;
 use flushwise_engine::buffer::MetricsSnapshot;
 use flushwise_engine::db::{Database, DbOptions};
 use flushwise_engine::trace_recorder::{self, TraceRecorder};
-use flushwise_sim::{config_hash_of, FlushFigures, IntervalRow, TxnCounts};
+use flushwise_sim::{config_hash_of, FlushFigures, IntervalRow, RunResult, TxnCounts, SHELL_ENGINE};
 use flushwise_trace::TxnType;
 use flushwise_workloads::tpcc::{self, IntervalReport, RunConfig, TxnKind, TxnObserver};
 
@@ -35,47 +33,9 @@ use crate::runner::COMMIT;
 /// reads the same phase of every swing).
 const SAMPLE_PERIOD: Duration = Duration::from_millis(100);
 
-/// What one engine run measured (the simulator's `RunResult` fields where
-/// they mean the same thing, plus the engine's own).
-#[derive(Clone, Debug, Default, Serialize)]
-pub struct EngineRunResult {
-    pub policy: String,
-    pub workload: String,
-    pub device: String,
-    pub buffer_pool_bytes: u64,
-    pub redo_bytes: u64,
-    pub page_size_bytes: u32,
-    pub doublewrite: bool,
-    pub flush_log_at_trx_commit: u8,
-    pub warehouses: u32,
-    pub connections: u32,
-    pub seed: u64,
-    pub config_hash: String,
-    pub commit: String,
-    #[serde(flatten)]
-    pub figures: FlushFigures,
-    /// Mean dirty share of the pool over the measured window, %.
-    pub dirty_pct_avg: f64,
-    pub free_pages_avg: f64,
-    pub checkpoint_age_avg_bytes: f64,
-    pub transactions: u64,
-    pub rollbacks: u64,
-    /// Deadlock / lock-timeout retries (not counted as transactions).
-    pub retries: u64,
-    pub requests: u64,
-    pub measured_seconds: f64,
-    pub wall_seconds: f64,
-    pub final_parameters: Vec<(String, f64)>,
-    pub latency: Vec<flushwise_sim::LatencySummary>,
-    pub mix_pct: Vec<(String, f64)>,
-    pub database_bytes: u64,
-    /// Records written to the `--trace` file, if one was recorded.
-    pub trace_records: Option<u64>,
-}
-
 /// A finished run: the result and its interval rows.
 pub struct EngineRunOutput {
-    pub result: EngineRunResult,
+    pub result: RunResult,
     pub rows: Vec<IntervalRow>,
 }
 
@@ -405,15 +365,19 @@ pub fn run(
             max_us: l.max_us,
         })
         .collect();
-    let result = EngineRunResult {
+    let result = RunResult {
+        shell: SHELL_ENGINE.to_string(),
         policy: spec.options.policy.clone(),
         workload: "tpcc-engine".into(),
         device: device_text(&spec.options.data_device, spec.options.io),
+        // The redo log is always a buffered file on this machine's disk
+        // (`DbOptions::data_device` emulates the data files only).
+        log_device: "native(buffered)".to_string(),
         buffer_pool_bytes: spec.options.buffer_pool_bytes,
         redo_bytes: spec.options.redo_bytes,
         page_size_bytes: spec.options.page_size.bytes() as u32,
         doublewrite: spec.options.doublewrite,
-        flush_log_at_trx_commit: spec.flush_log_at_trx_commit,
+        flush_log_at_trx_commit: Some(spec.flush_log_at_trx_commit),
         warehouses: run_report.warehouses,
         connections: run_report.connections,
         seed: spec.run.seed,
@@ -428,10 +392,14 @@ pub fn run(
         retries: run_report.retries,
         requests: measured.requests,
         measured_seconds: run_report.duration_s,
+        simulated_seconds: None,
         wall_seconds: wall.elapsed().as_secs_f64(),
+        requests_per_second: None,
+        cleaner_iterations: None,
         final_parameters: parameters(&end),
         latency,
         mix_pct: run_report.mix_pct.clone(),
+        database_pages: None,
         database_bytes: crate::engine_opts::dir_bytes(spec.dir).unwrap_or(0),
         trace_records,
     };

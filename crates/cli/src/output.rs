@@ -41,6 +41,15 @@ pub fn flatten(record: &impl Serialize) -> Vec<(String, String)> {
                     }
                 }
             }
+            ("mix_pct", Value::Array(pairs)) => {
+                for pair in pairs {
+                    if let Value::Array(kv) = pair {
+                        if let [Value::String(name), v] = kv.as_slice() {
+                            out.push((format!("mix_pct_{name}"), cell(v)));
+                        }
+                    }
+                }
+            }
             ("latency", Value::Array(summaries)) => {
                 for summary in summaries {
                     let Value::Object(fields) = summary else { continue };
@@ -63,6 +72,36 @@ pub fn flatten_interval(row: &IntervalRow, commit: &str) -> Vec<(String, String)
     let mut cells = flatten(row);
     cells.push(("commit".into(), commit.into()));
     cells
+}
+
+/// Runs as JSON lines, the `--output json` contract of every command: for
+/// each run, one object per interval row (`"kind":"interval"`, with the
+/// run's shell and commit), then one for the run (`"kind":"result"`).
+/// `kind` is always the first key.
+pub fn json_lines<'a>(runs: impl IntoIterator<Item = (&'a RunResult, &'a [IntervalRow])>) -> Result<String, String> {
+    fn object(kind: &str, value: &impl Serialize, extra: &[(&str, &str)]) -> Result<String, String> {
+        let Value::Object(fields) = serde_json::to_value(value).map_err(|e| format!("cannot render JSON: {e}"))? else {
+            return Err(format!("cannot render JSON: a {kind} is not an object"));
+        };
+        let mut out = serde_json::Map::new();
+        out.insert("kind".into(), Value::from(kind));
+        for (k, v) in extra {
+            out.insert((*k).into(), Value::from(*v));
+        }
+        out.extend(fields);
+        serde_json::to_string(&Value::Object(out)).map_err(|e| format!("cannot render JSON: {e}"))
+    }
+    let mut text = String::new();
+    for (result, rows) in runs {
+        for row in rows {
+            let extra = [("shell", result.shell.as_str()), ("commit", result.commit.as_str())];
+            text.push_str(&object("interval", row, &extra)?);
+            text.push('\n');
+        }
+        text.push_str(&object("result", result, &[])?);
+        text.push('\n');
+    }
+    Ok(text)
 }
 
 /// A CSV table whose header is the union of its rows' columns.
@@ -211,7 +250,9 @@ pub fn run_table(result: &RunResult, rows: &[IntervalRow]) -> String {
             "simulated / wall",
             format!(
                 "{:.0} s / {:.2} s ({:.0} requests/s)",
-                result.simulated_seconds, result.wall_seconds, result.requests_per_second
+                result.simulated_seconds.unwrap_or(result.measured_seconds),
+                result.wall_seconds,
+                result.requests_per_second.unwrap_or(0.0)
             ),
         ),
     ];

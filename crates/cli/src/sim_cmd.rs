@@ -90,7 +90,7 @@ pub fn run(args: &RunArgs) -> Result<(), String> {
     }
     write_intervals(&args.sim, &[&out])?;
     let text = match args.sim.output {
-        OutputFormat::Json => format!("{}\n", json_line(&out)?),
+        OutputFormat::Json => output::json_lines([(&out.result, out.rows.as_slice())])?,
         OutputFormat::Csv => {
             let mut csv = Csv::default();
             csv.push(output::flatten(&out.result));
@@ -99,10 +99,6 @@ pub fn run(args: &RunArgs) -> Result<(), String> {
         OutputFormat::Table => output::run_table(&out.result, &out.rows),
     };
     print_stdout(&text)
-}
-
-fn json_line(out: &RunOutput) -> Result<String, String> {
-    serde_json::to_string(&out.result).map_err(|e| format!("cannot render the result as JSON: {e}"))
 }
 
 /// Policy names from `--policies`; every name must be registered.
@@ -147,14 +143,7 @@ pub fn compare(args: &CompareArgs) -> Result<(), String> {
     let refs: Vec<&RunOutput> = outputs.iter().collect();
     write_intervals(&args.sim, &refs)?;
     let text = match args.sim.output {
-        OutputFormat::Json => {
-            let mut text = String::new();
-            for out in &outputs {
-                text.push_str(&json_line(out)?);
-                text.push('\n');
-            }
-            text
-        }
+        OutputFormat::Json => output::json_lines(outputs.iter().map(|o| (&o.result, o.rows.as_slice())))?,
         OutputFormat::Csv => {
             let mut csv = Csv::default();
             for out in &outputs {

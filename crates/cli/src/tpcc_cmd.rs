@@ -369,10 +369,7 @@ pub fn run(args: &TpccRunArgs) -> Result<(), String> {
     }
     let text = match format {
         OutputFormat::Table => summary_text(&out),
-        OutputFormat::Json => {
-            let value = serde_json::json!({ "result": &out.result, "intervals": &out.rows });
-            format!("{value}\n")
-        }
+        OutputFormat::Json => output::json_lines([(&out.result, out.rows.as_slice())])?,
         OutputFormat::Csv => {
             let mut csv = Csv::default();
             csv.push(output::flatten(&out.result));

@@ -2,6 +2,8 @@
 //! binary with tiny configurations (2 warehouses, an 8 MiB pool, 3 simulated
 //! seconds) so each takes well under a second in release.
 
+mod common;
+
 use std::process::{Command, Output};
 
 use serde_json::Value;
@@ -49,7 +51,7 @@ fn stderr(o: &Output) -> String {
 /// not determine).
 fn deterministic_json(o: &Output) -> Value {
     assert!(o.status.success(), "{}", stderr(o));
-    let mut v: Value = serde_json::from_str(stdout(o).trim()).expect("one JSON object");
+    let mut v = common::result(&stdout(o));
     let map = v.as_object_mut().expect("an object");
     map.remove("wall_seconds");
     map.remove("requests_per_second");
@@ -72,9 +74,17 @@ fn sim_run_json_has_contract_fields() {
     let o = sim("run", &["--output", "json"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let text = stdout(&o);
-    assert_eq!(text.lines().count(), 1, "one JSON object on one line: {text}");
-    let v: Value = serde_json::from_str(text.trim()).expect("valid JSON");
+    let v = common::result(&text);
+    let lines = common::json_lines(&text);
+    assert_eq!(lines.last(), Some(&v), "the result closes the run: {text}");
+    let rows = common::intervals(&text);
+    assert!(rows.len() >= 2, "interval objects before the result: {text}");
+    assert!(rows
+        .iter()
+        .all(|r| r["shell"] == "simulator" && r["commit"] == v["commit"]));
+    assert_eq!(v["shell"], "simulator");
     for field in [
+        "measured_seconds",
         "policy",
         "device",
         "buffer_pool_bytes",
@@ -201,10 +211,9 @@ fn compare_prints_ratio_column() {
 fn compare_in_parallel_matches_sequential() {
     let strip = |o: &Output| -> Vec<Value> {
         assert!(o.status.success(), "{}", stderr(o));
-        stdout(o)
-            .lines()
-            .map(|line| {
-                let mut v: Value = serde_json::from_str(line).expect("JSON line");
+        common::results(&stdout(o))
+            .into_iter()
+            .map(|mut v| {
                 if let Some(m) = v.as_object_mut() {
                     m.remove("wall_seconds");
                     m.remove("requests_per_second");
@@ -228,7 +237,7 @@ fn csv_output_has_header_and_param_columns() {
     let text = stdout(&o);
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines.len(), 2, "{text}");
-    assert!(lines[0].starts_with("policy,"), "{text}");
+    assert!(lines[0].starts_with("shell,policy,"), "{text}");
     assert!(lines[0].contains("param_"), "{text}");
     assert_eq!(lines[0].split(',').count(), lines[1].split(',').count(), "{text}");
 }
@@ -281,7 +290,10 @@ fn experiment_writes_csv_with_one_row_per_policy() {
     assert!(!text.contains("note: skipped"), "{text}");
     assert!(text.contains("db2 (50 cleaners)"), "{text}");
     let csv = std::fs::read_to_string(dir.path().join("002-table4.csv")).expect("the experiment's CSV");
-    assert!(csv.starts_with("experiment,scale,setup,policy_label,policy,"), "{csv}");
+    assert!(
+        csv.starts_with("experiment,scale,setup,policy_label,shell,policy,"),
+        "{csv}"
+    );
     assert_eq!(csv.lines().skip(1).count(), 3, "{csv}");
 }
 

@@ -9,6 +9,8 @@
 //!   and holds every New-Order whose commit was acknowledged;
 //! - bad input gets one clear line.
 
+mod common;
+
 use std::collections::HashSet;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -133,8 +135,7 @@ fn prepare_run_with_trace_check_and_export_on_one_warehouse() {
         "--output",
         "json",
     ]));
-    let json: Value = serde_json::from_str(out.trim()).expect("one JSON object");
-    let result = &json["result"];
+    let result = &common::result(&out);
     assert!(result["nopm"].as_f64().unwrap() > 0.0, "{result}");
     for field in [
         "tpm_total",
@@ -158,7 +159,7 @@ fn prepare_run_with_trace_check_and_export_on_one_warehouse() {
     assert!(latency
         .iter()
         .all(|l| !l["p99_us"].is_null() && !l["p999_us"].is_null()));
-    let intervals = json["intervals"].as_array().unwrap();
+    let intervals = common::intervals(&out);
     assert!(intervals.iter().any(|r| r["warmup"] == true));
     assert!(intervals.iter().filter(|r| r["warmup"] == false).count() >= 3);
     let trace_records = result["trace_records"].as_u64().unwrap();
@@ -181,7 +182,7 @@ fn prepare_run_with_trace_check_and_export_on_one_warehouse() {
         "--output",
         "json",
     ]));
-    let sim: Value = serde_json::from_str(replay.trim()).unwrap();
+    let sim = common::result(&replay);
     assert!(sim["transactions"].as_u64().unwrap() > 0, "{sim}");
     assert!(sim["requests"].as_u64().unwrap() > 0, "{sim}");
 
@@ -394,11 +395,13 @@ fn compare_small_run_prints_json_only_and_writes_decisions() {
         "--decisions",
     ]);
     let stdout = ok(&o);
-    let lines: Vec<Value> = stdout
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("stdout line {l:?} is not JSON: {e}")))
-        .collect();
+    let lines = common::results(&stdout);
     assert_eq!(lines.len(), 2, "{stdout}");
+    assert!(lines.iter().all(|r| r["shell"] == "engine"), "{stdout}");
+    assert!(
+        common::intervals(&stdout).len() >= 6,
+        "interval objects of both runs: {stdout}"
+    );
     assert_eq!(lines[0]["policy"], "mysql56");
     assert_eq!(lines[1]["policy"], "self-tuning");
     let stderr = text(&o.stderr);

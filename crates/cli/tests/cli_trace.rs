@@ -1,10 +1,10 @@
 //! Scenarios for `flushwise trace ...` and replaying a recorded trace in
 //! the simulator, against the built binary.
 
+mod common;
+
 use std::path::Path;
 use std::process::{Command, Output};
-
-use serde_json::Value;
 
 const BIN: &str = env!("CARGO_BIN_EXE_flushwise");
 
@@ -75,7 +75,7 @@ fn recorded_model_trace_replays_in_sim() {
         "json",
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
-    let v: Value = serde_json::from_str(stdout(&o).trim()).expect("JSON");
+    let v = common::result(&stdout(&o));
     assert_eq!(v["connections"], 4, "a trace brings its own agents");
     assert!(v["requests"].as_u64().unwrap_or(0) > 0, "{v}");
     assert!(v["transactions"].as_u64().unwrap_or(0) > 0, "{v}");

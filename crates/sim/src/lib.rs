@@ -18,5 +18,5 @@ pub mod units;
 pub mod workload;
 
 pub use config::{config_hash_of, CpuCosts, SimConfig, WorkloadSpec};
-pub use metrics::{FlushFigures, IntervalRow, LatencySummary, RunResult, TxnCounts};
+pub use metrics::{FlushFigures, IntervalRow, LatencySummary, RunResult, TxnCounts, SHELL_ENGINE, SHELL_SIMULATOR};
 pub use simulation::Simulation;

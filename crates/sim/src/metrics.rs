@@ -198,9 +198,20 @@ pub struct IntervalRow {
     pub parameters: Vec<(String, f64)>,
 }
 
-/// One run, as the JSON contract of the simulator issue lists it.
+/// Which shell produced a [`RunResult`].
+pub const SHELL_SIMULATOR: &str = "simulator";
+/// Which shell produced a [`RunResult`].
+pub const SHELL_ENGINE: &str = "engine";
+
+/// One run of either shell: the one result vocabulary. The simulator and
+/// the engine harness fill the same fields with the same meaning, so JSON,
+/// CSV and tables name a quantity the same way whichever shell measured
+/// it; a field only one shell can know is an `Option` (JSON `null` for the
+/// other shell, so every row of a kind has the same keys).
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct RunResult {
+    /// [`SHELL_SIMULATOR`] or [`SHELL_ENGINE`].
+    pub shell: String,
     pub policy: String,
     pub workload: String,
     pub device: String,
@@ -208,6 +219,11 @@ pub struct RunResult {
     pub buffer_pool_bytes: u64,
     pub redo_bytes: u64,
     pub page_size_bytes: u32,
+    /// `innodb_doublewrite`.
+    pub doublewrite: bool,
+    /// `innodb_flush_log_at_trx_commit` (engine only: the simulator charges
+    /// a log write per commit and has no such setting).
+    pub flush_log_at_trx_commit: Option<u8>,
     pub warehouses: u32,
     pub connections: u32,
     pub seed: u64,
@@ -221,16 +237,32 @@ pub struct RunResult {
     pub checkpoint_age_avg_bytes: f64,
     pub transactions: u64,
     pub rollbacks: u64,
+    /// Deadlock / lock-timeout retries, not counted as transactions
+    /// (the simulator has no locks: 0).
+    pub retries: u64,
     pub requests: u64,
-    pub simulated_seconds: f64,
+    /// Length of the measured window, s (simulated seconds in the
+    /// simulator, wall-clock seconds on the engine).
+    pub measured_seconds: f64,
+    /// Simulated time at the end of the run, warm-up included, s
+    /// (simulator only).
+    pub simulated_seconds: Option<f64>,
     pub wall_seconds: f64,
-    /// Simulated buffer requests (fixes) per wall-clock second, warm-up included.
-    pub requests_per_second: f64,
-    pub cleaner_iterations: u64,
+    /// Simulated buffer requests (fixes) per wall-clock second, warm-up
+    /// included (simulator only: its speed).
+    pub requests_per_second: Option<f64>,
+    pub cleaner_iterations: Option<u64>,
     pub final_parameters: Vec<(String, f64)>,
     pub latency: Vec<LatencySummary>,
-    pub database_pages: u64,
+    /// Share of each transaction type among finished transactions, %.
+    pub mix_pct: Vec<(String, f64)>,
+    /// Pages of the modelled database (simulator only).
+    pub database_pages: Option<u64>,
+    /// Bytes of the database: modelled pages (simulator), or the files of
+    /// the run's directory, redo included (engine).
     pub database_bytes: u64,
+    /// Records written to the `--trace` file, if one was recorded (engine).
+    pub trace_records: Option<u64>,
 }
 
 #[cfg(test)]

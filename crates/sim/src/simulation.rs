@@ -54,7 +54,9 @@ use flushwise_trace::{TraceEvent, TraceRecord, TxnType};
 use crate::config::{SimConfig, WorkloadSpec};
 use crate::cpu::CpuCores;
 use crate::event_queue::EventQueue;
-use crate::metrics::{FlushFigures, IntervalRow, LatencyHistogram, LatencySummary, RunResult, TxnCounts};
+use crate::metrics::{
+    FlushFigures, IntervalRow, LatencyHistogram, LatencySummary, RunResult, TxnCounts, SHELL_SIMULATOR,
+};
 use crate::workload::{TpccWorkload, TraceWorkload, Workload};
 
 /// Sampling period for time-averaged figures (dirty share, free list).
@@ -782,7 +784,14 @@ impl Simulation {
             "stock_level",
             "other",
         ];
+        let finished = txns.total().max(1) as f64;
+        let mix_pct = NAMES
+            .iter()
+            .zip(txns.committed.iter().zip(&txns.rolled_back))
+            .map(|(name, (c, r))| (name.to_string(), 100.0 * (c + r) as f64 / finished))
+            .collect();
         RunResult {
+            shell: SHELL_SIMULATOR.to_string(),
             policy: self.config.policy.clone(),
             workload: self.workload.describe(),
             device: self.config.data_device.clone(),
@@ -790,6 +799,8 @@ impl Simulation {
             buffer_pool_bytes: self.config.buffer_pool_bytes,
             redo_bytes: self.config.redo_bytes,
             page_size_bytes: self.config.page_size_bytes,
+            doublewrite: self.config.doublewrite,
+            flush_log_at_trx_commit: None,
             warehouses: match self.config.workload {
                 WorkloadSpec::Tpcc { warehouses } => warehouses,
                 WorkloadSpec::Trace { .. } => 0,
@@ -804,11 +815,13 @@ impl Simulation {
             checkpoint_age_avg_bytes: self.samples.checkpoint_age_sum / n,
             transactions: txns.total(),
             rollbacks: txns.rolled_back.iter().sum(),
+            retries: 0,
             requests: pool.requests,
-            simulated_seconds: end_us as f64 / 1e6,
+            measured_seconds: seconds,
+            simulated_seconds: Some(end_us as f64 / 1e6),
             wall_seconds,
-            requests_per_second: self.pool.counters().requests as f64 / wall_seconds.max(1e-9),
-            cleaner_iterations: self.cleaner.iterations(),
+            requests_per_second: Some(self.pool.counters().requests as f64 / wall_seconds.max(1e-9)),
+            cleaner_iterations: Some(self.cleaner.iterations()),
             final_parameters: self
                 .cleaner
                 .parameters()
@@ -821,8 +834,10 @@ impl Simulation {
                 .filter(|(_, h)| h.count() > 0)
                 .map(|(name, h)| LatencySummary::from_histogram(name, h))
                 .collect(),
-            database_pages: self.workload.database_pages(),
+            mix_pct,
+            database_pages: Some(self.workload.database_pages()),
             database_bytes: self.workload.database_pages() * u64::from(self.config.page_size_bytes),
+            trace_records: None,
         }
     }
 

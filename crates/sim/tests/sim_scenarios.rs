@@ -24,7 +24,7 @@ fn small(policy: &str, seed: u64) -> SimConfig {
 
 fn without_wall(mut r: RunResult) -> RunResult {
     r.wall_seconds = 0.0;
-    r.requests_per_second = 0.0;
+    r.requests_per_second = None;
     r
 }
 
