@@ -129,7 +129,7 @@ pub struct SimArgs {
 pub struct RunArgs {
     #[command(flatten)]
     pub sim: SimArgs,
-    #[arg(long, default_value = "self-tuning")]
+    #[arg(long, default_value = flushwise_core::policy::DEFAULT_POLICY)]
     pub policy: String,
     /// Write the policy decision log to FILE: as CSV, or, when FILE ends in
     /// `.jsonl`, one JSON object per page-cleaner iteration (Table-2 inputs,
@@ -437,7 +437,7 @@ pub struct TpccRunArgs {
     pub engine: EngineRunArgs,
     /// Page-cleaning policy (see `flushwise sim compare` for the list);
     /// `name:key=value,...` sets its parameters.
-    #[arg(long, default_value = "self-tuning")]
+    #[arg(long, default_value = flushwise_core::policy::DEFAULT_POLICY)]
     pub policy: String,
     /// Record the page-reference trace of the measured run (warm-up
     /// included) in the simulator's format to FILE.

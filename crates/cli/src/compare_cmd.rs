@@ -26,16 +26,18 @@
 //! runs the output says which regime the measurement was in.
 
 use std::fs;
-use std::path::{Path, PathBuf};
+
+use flushwise_lab::database::{self, human_bytes, Manifest};
+use flushwise_lab::engine_compare::{
+    compare_table, convergence_text, file_label, regime_text, results_dir, write_results, PolicyOutcome,
+};
+use flushwise_lab::engine_run::{self, EngineRunSpec};
+use flushwise_lab::render::{self as output, Csv};
+use flushwise_lab::COMMIT;
 
 use crate::args::{DbLocationArgs, EngineCompareArgs, OutputFormat};
-use crate::engine_opts::{self, human_bytes, Manifest};
-use crate::engine_run::{self, EngineRunOutput, EngineRunSpec};
-use crate::output::{self, Csv};
-use crate::runner::COMMIT;
-use crate::sim_cmd::write_file;
+use crate::engine_opts;
 use crate::tpcc_cmd;
-use flushwise_sim::FlushFigures;
 
 /// Redo capacity the prepared database is created with: large enough that
 /// at this scale checkpoints are not the only thing the cleaners do.
@@ -55,9 +57,9 @@ fn location(name: &str, args: &EngineCompareArgs) -> DbLocationArgs {
 /// Replaces `copy` with the files of `base` (data directory and, when it
 /// has one of its own, redo directory).
 fn copy_prepared(base: &DbLocationArgs, copy: &DbLocationArgs) -> Result<(), String> {
-    engine_opts::copy_database(&base.dir, &copy.dir)?;
+    database::copy_database(&base.dir, &copy.dir)?;
     if let (Some(from), Some(to)) = (&base.redo_dir, &copy.redo_dir) {
-        engine_opts::copy_database(from, to)?;
+        database::copy_database(from, to)?;
     }
     Ok(())
 }
@@ -103,8 +105,8 @@ fn prepared_base(args: &EngineCompareArgs, warehouses: u32) -> Result<(DbLocatio
         Some(r) => engine_opts::size_flag_bytes(r)?,
         None => redo,
     };
-    let needed = 2 * tpcc_cmd::database_bytes_estimate(warehouses, redo) + run_redo;
-    engine_opts::require_free(
+    let needed = 2 * database::database_bytes_estimate(warehouses, redo) + run_redo;
+    database::require_free(
         &args.dir,
         needed,
         &format!("`compare` at {warehouses} warehouses (a database and one copy with its redo log)"),
@@ -116,16 +118,11 @@ fn prepared_base(args: &EngineCompareArgs, warehouses: u32) -> Result<(DbLocatio
             base.dir.display()
         ),
     );
-    let threads = crate::runner::default_jobs();
+    let threads = flushwise_lab::sim_runner::default_jobs();
     let (manifest, summary) =
         tpcc_cmd::prepare_database(&base, warehouses, threads, 1, "16384", COMPARE_REDO, "256MiB")?;
     say(args, summary);
     Ok((base, manifest))
-}
-
-struct PolicyOutcome {
-    out: EngineRunOutput,
-    check: Result<String, String>,
 }
 
 /// Prose and progress: stdout for a table, stderr when stdout carries JSON
@@ -154,26 +151,6 @@ fn with_preset(args: &EngineCompareArgs) -> (EngineCompareArgs, u32) {
     (args, warehouses)
 }
 
-/// Which regime a run was in: the pool's share of the data and how many
-/// seconds of the measured misses it holds.
-fn regime_text(pool_bytes: u64, data_bytes: u64, page_bytes: u64, figures: &FlushFigures, seconds: f64) -> String {
-    let share = 100.0 * pool_bytes as f64 / data_bytes.max(1) as f64;
-    let misses_per_s = figures.reads as f64 / seconds.max(1e-9);
-    let held_s = (pool_bytes / page_bytes.max(1)) as f64 / misses_per_s.max(1e-9);
-    let verdict = if (1.0..=15.0).contains(&share) && held_s >= 5.0 {
-        "Lee et al.'s regime (pool 1-15% of the data, >= 5 s of misses)"
-    } else if share > 100.0 {
-        "data in memory"
-    } else if held_s < 1.0 {
-        "small pool: it turns over in under a second, faster than a once-a-second cleaner"
-    } else {
-        "between regimes"
-    };
-    format!(
-        "regime: pool {share:.1}% of the data, {misses_per_s:.0} misses/s measured, the pool holds {held_s:.1} s of misses: {verdict}"
-    )
-}
-
 pub fn command(args: &EngineCompareArgs) -> Result<(), String> {
     let (args, warehouses) = with_preset(args);
     let args = &args;
@@ -185,7 +162,7 @@ pub fn command(args: &EngineCompareArgs) -> Result<(), String> {
         Some(r) => engine_opts::size_flag_bytes(r)?,
         None => 0,
     };
-    engine_opts::require_free(
+    database::require_free(
         &args.dir,
         manifest.database_bytes + run_redo + (64 << 20),
         "a copy of the prepared database (with its redo log)",
@@ -244,10 +221,10 @@ pub fn command(args: &EngineCompareArgs) -> Result<(), String> {
         let label = format!("{name:>12} ");
         let out = engine_run::run(spec, name, |row| {
             if args.engine.output == OutputFormat::Table {
-                println!("{}", tpcc_cmd::interval_line(&label, row));
+                println!("{}", output::interval_line(&label, row));
             }
         })?;
-        let check = tpcc_cmd::check_database(&copy, false).and_then(|r| tpcc_cmd::check_verdict(&r));
+        let check = tpcc_cmd::check_database(&copy, false).and_then(|r| database::check_verdict(&r));
         match &check {
             Ok(text) | Err(text) => say(args, format!("{name}: {text}")),
         }
@@ -269,6 +246,7 @@ pub fn command(args: &EngineCompareArgs) -> Result<(), String> {
     print!("{text}");
     for o in &outcomes {
         let r = &o.out.result;
+        say(args, format!("{}: {}", r.policy, convergence_text(&o.out.rows)));
         say(
             args,
             format!(
@@ -289,76 +267,4 @@ pub fn command(args: &EngineCompareArgs) -> Result<(), String> {
         return Err(failed.clone());
     }
     Ok(())
-}
-
-/// A policy spec as a file-name part (`self-tuning:np_dirty=total` ->
-/// `self-tuning_np_dirty-total`).
-fn file_label(policy: &str) -> String {
-    policy
-        .chars()
-        .map(|c| match c {
-            'a'..='z' | 'A'..='Z' | '0'..='9' | '-' | '.' => c,
-            '=' => '-',
-            _ => '_',
-        })
-        .collect()
-}
-
-/// Creates `OUT/compare-<unix seconds>/` before the runs (`--decisions`
-/// files go there as each run goes).
-fn results_dir(out: &Path) -> Result<PathBuf, String> {
-    let stamp = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-    let dir = out.join(format!("compare-{stamp}"));
-    fs::create_dir_all(&dir).map_err(|e| format!("--out {}: cannot create: {e}", dir.display()))?;
-    Ok(dir)
-}
-
-fn write_results(dir: &Path, outcomes: &[PolicyOutcome]) -> Result<(), String> {
-    let mut json = String::new();
-    let mut csv = Csv::default();
-    let mut intervals = Csv::default();
-    for o in outcomes {
-        json.push_str(&serde_json::to_string(&o.out.result).map_err(|e| format!("cannot render JSON: {e}"))?);
-        json.push('\n');
-        let mut row = output::flatten(&o.out.result);
-        row.push((
-            "consistency".into(),
-            match &o.check {
-                Ok(_) => "pass".into(),
-                Err(e) => e.clone(),
-            },
-        ));
-        csv.push(row);
-        for r in &o.out.rows {
-            intervals.push(output::flatten_interval(r, COMMIT));
-        }
-    }
-    write_file(&dir.join("results.json"), &json, "--out")?;
-    write_file(&dir.join("results.csv"), &csv.render(), "--out")?;
-    write_file(&dir.join("intervals.csv"), &intervals.render(), "--out")?;
-    Ok(())
-}
-
-fn compare_table(outcomes: &[PolicyOutcome]) -> String {
-    let rows: Vec<output::PolicyRow<'_>> = outcomes
-        .iter()
-        .map(|o| {
-            let r = &o.out.result;
-            let p90 = r
-                .latency
-                .iter()
-                .find(|l| l.txn_type == "new_order")
-                .map_or("n/a".to_string(), |l| format!("{:.1}", l.p90_us as f64 / 1000.0));
-            output::PolicyRow {
-                policy: &r.policy,
-                figures: &r.figures,
-                dirty_pct_avg: r.dirty_pct_avg,
-                extra: vec![p90, if o.check.is_ok() { "pass".into() } else { "FAIL".into() }],
-            }
-        })
-        .collect();
-    output::policy_table(&rows, &["p90 New-Order ms", "consistency"])
 }

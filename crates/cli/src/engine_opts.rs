@@ -1,18 +1,9 @@
-//! From command-line flags to the engine's [`DbOptions`], and the small
-//! files and checks around a TPC-C database directory: its manifest, free
-//! disk space, and the copy `compare` runs each policy on.
-//!
-//! The manifest (`flushwise-tpcc.json`, written by `prepare` after the load
-//! completed) records what later commands must agree on (page size) and what
-//! produced the data (warehouses, seed, commit). The database itself also
-//! knows whether its load completed (`tpcc::loaded_warehouses`): the manifest
-//! is a convenience, never the only proof.
+//! From command-line flags to the engine's [`DbOptions`] (sizes, I/O mode,
+//! device, page size, `innodb_flush_log_at_trx_commit`, run durations).
+//! The database directory itself (manifest, free space, per-policy copy) is
+//! `flushwise_lab::database`.
 
-use std::fs;
-use std::path::{Path, PathBuf};
 use std::time::Duration;
-
-use serde::{Deserialize, Serialize};
 
 use flushwise_core::device::DeviceSpec;
 use flushwise_engine::db::DbOptions;
@@ -20,52 +11,9 @@ use flushwise_engine::page::PageSize;
 use flushwise_engine::redo::FlushMode;
 use flushwise_engine::storage::IoMode;
 
+use flushwise_lab::database::{Manifest, MANIFEST_FILE};
+
 use crate::args::{duration_flag, size_flag, DbLocationArgs, EngineRunArgs, OnOff};
-
-/// The manifest's file name inside a database directory.
-pub const MANIFEST_FILE: &str = "flushwise-tpcc.json";
-
-/// What `prepare` left in a database directory.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-pub struct Manifest {
-    pub warehouses: u32,
-    pub page_size_bytes: u32,
-    pub redo_bytes: u64,
-    pub seed: u64,
-    pub rows: u64,
-    pub load_seconds: f64,
-    pub database_bytes: u64,
-    pub commit: String,
-}
-
-impl Manifest {
-    pub fn path(dir: &Path) -> PathBuf {
-        dir.join(MANIFEST_FILE)
-    }
-
-    pub fn read(dir: &Path) -> Result<Manifest, String> {
-        let path = Self::path(dir);
-        let text = fs::read_to_string(&path).map_err(|e| {
-            if e.kind() == std::io::ErrorKind::NotFound {
-                format!(
-                    "--dir {}: no prepared TPC-C database here ({} is missing); run `flushwise tpcc prepare --dir {}` first",
-                    dir.display(),
-                    MANIFEST_FILE,
-                    dir.display()
-                )
-            } else {
-                format!("{}: cannot read: {e}", path.display())
-            }
-        })?;
-        serde_json::from_str(&text).map_err(|e| format!("{}: not a flushwise manifest: {e}", path.display()))
-    }
-
-    pub fn write(&self, dir: &Path) -> Result<(), String> {
-        let path = Self::path(dir);
-        let text = serde_json::to_string_pretty(self).map_err(|e| format!("cannot render the manifest: {e}"))?;
-        fs::write(&path, text + "\n").map_err(|e| format!("{}: cannot write: {e}", path.display()))
-    }
-}
 
 /// A size from a constant of ours (its error names no flag).
 pub fn size_flag_bytes(text: &str) -> Result<u64, String> {
@@ -103,14 +51,7 @@ pub fn device(words: &[String]) -> Result<Option<DeviceSpec>, String> {
     }
 }
 
-/// A short description of the device for results and banners.
-pub fn device_text(spec: &Option<DeviceSpec>, io: IoMode) -> String {
-    match spec {
-        None => format!("native({io})"),
-        Some(spec) => format!("emulated {} ({io})", spec.describe()),
-    }
-}
-
+/// `--flush-log-at-commit`: `innodb_flush_log_at_trx_commit`.
 pub fn flush_mode(value: u8) -> Result<FlushMode, String> {
     match value {
         0 => Ok(FlushMode::EverySecond),
@@ -177,92 +118,6 @@ pub fn run_durations(engine: &EngineRunArgs) -> Result<(Duration, Duration, Dura
     Ok((warmup, duration, interval))
 }
 
-/// Bytes free for an unprivileged user on the filesystem holding `path`
-/// (or its nearest existing ancestor).
-pub fn free_bytes(path: &Path) -> Result<u64, String> {
-    let mut probe = path.to_path_buf();
-    while !probe.exists() {
-        if !probe.pop() {
-            probe = PathBuf::from(".");
-            break;
-        }
-    }
-    if probe.as_os_str().is_empty() {
-        probe = PathBuf::from(".");
-    }
-    let stat = rustix::fs::statvfs(&probe).map_err(|e| format!("{}: cannot read free space: {e}", probe.display()))?;
-    Ok(stat.f_bavail.saturating_mul(stat.f_frsize))
-}
-
-/// Fails, saying what is needed, unless `path`'s filesystem has `needed_bytes` free.
-pub fn require_free(path: &Path, needed_bytes: u64, what: &str) -> Result<(), String> {
-    let free = free_bytes(path)?;
-    if free < needed_bytes {
-        return Err(format!(
-            "{}: {what} needs about {} but the filesystem has {} free; free some space, choose another --dir, or use fewer --warehouses",
-            path.display(),
-            human_bytes(needed_bytes),
-            human_bytes(free)
-        ));
-    }
-    Ok(())
-}
-
-pub fn human_bytes(bytes: u64) -> String {
-    let b = bytes as f64;
-    if b >= (1u64 << 30) as f64 {
-        format!("{:.1} GiB", b / (1u64 << 30) as f64)
-    } else if b >= (1u64 << 20) as f64 {
-        format!("{:.0} MiB", b / (1u64 << 20) as f64)
-    } else {
-        format!("{:.0} KiB", b / 1024.0)
-    }
-}
-
-/// Bytes of the regular files directly in `dir` (a database directory has
-/// no subdirectories of its own).
-pub fn dir_bytes(dir: &Path) -> Result<u64, String> {
-    let mut total = 0;
-    let entries = fs::read_dir(dir).map_err(|e| format!("{}: cannot list: {e}", dir.display()))?;
-    for entry in entries {
-        let entry = entry.map_err(|e| format!("{}: cannot list: {e}", dir.display()))?;
-        let meta = entry
-            .metadata()
-            .map_err(|e| format!("{}: {e}", entry.path().display()))?;
-        if meta.is_file() {
-            total += meta.len();
-        }
-    }
-    Ok(total)
-}
-
-/// Copies the regular files of `from` into a fresh `to` (removed first if
-/// it exists), then fsyncs them: each policy of `compare` starts from the
-/// same bytes.
-pub fn copy_database(from: &Path, to: &Path) -> Result<(), String> {
-    if to.exists() {
-        fs::remove_dir_all(to).map_err(|e| format!("{}: cannot remove the previous copy: {e}", to.display()))?;
-    }
-    fs::create_dir_all(to).map_err(|e| format!("{}: cannot create: {e}", to.display()))?;
-    let entries = fs::read_dir(from).map_err(|e| format!("{}: cannot list: {e}", from.display()))?;
-    for entry in entries {
-        let entry = entry.map_err(|e| format!("{}: cannot list: {e}", from.display()))?;
-        let meta = entry
-            .metadata()
-            .map_err(|e| format!("{}: {e}", entry.path().display()))?;
-        if !meta.is_file() {
-            continue;
-        }
-        let target = to.join(entry.file_name());
-        fs::copy(entry.path(), &target)
-            .map_err(|e| format!("cannot copy {} to {}: {e}", entry.path().display(), target.display()))?;
-        fs::File::open(&target)
-            .and_then(|f| f.sync_all())
-            .map_err(|e| format!("{}: cannot sync the copy: {e}", target.display()))?;
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -285,31 +140,5 @@ mod tests {
     fn flush_mode_flag_accepts_only_0_1_2() {
         assert_eq!(flush_mode(1).unwrap(), FlushMode::SyncAtCommit);
         assert!(flush_mode(3).unwrap_err().contains("0, 1 and 2"));
-    }
-
-    #[test]
-    fn free_space_of_a_missing_path_is_that_of_its_ancestor() {
-        let dir = tempfile::tempdir().unwrap();
-        let missing = dir.path().join("a/b/c");
-        assert!(free_bytes(&missing).unwrap() > 0);
-        let e = require_free(dir.path(), u64::MAX, "the test").unwrap_err();
-        assert!(e.contains("needs about") && e.contains("free"), "{e}");
-    }
-
-    #[test]
-    fn copy_database_copies_every_file_and_replaces_an_old_copy() {
-        let dir = tempfile::tempdir().unwrap();
-        let from = dir.path().join("from");
-        let to = dir.path().join("to");
-        fs::create_dir_all(&from).unwrap();
-        fs::write(from.join("a"), b"alpha").unwrap();
-        fs::write(from.join("b"), b"beta").unwrap();
-        fs::create_dir_all(&to).unwrap();
-        fs::write(to.join("stale"), b"x").unwrap();
-        copy_database(&from, &to).unwrap();
-        assert_eq!(fs::read(to.join("a")).unwrap(), b"alpha");
-        assert_eq!(fs::read(to.join("b")).unwrap(), b"beta");
-        assert!(!to.join("stale").exists());
-        assert_eq!(dir_bytes(&to).unwrap(), 9);
     }
 }

@@ -17,13 +17,8 @@
 //! machine-readable.
 
 mod args;
-mod bench;
 mod compare_cmd;
 mod engine_opts;
-mod engine_run;
-mod experiment;
-mod output;
-mod runner;
 mod sim_cmd;
 mod tpcc_cmd;
 mod trace_cmd;
@@ -39,8 +34,8 @@ fn main() -> ExitCode {
     let outcome = match cli.command {
         Command::Sim(SimCommand::Run(a)) => sim_cmd::run(&a),
         Command::Sim(SimCommand::Compare(a)) => sim_cmd::compare(&a),
-        Command::Sim(SimCommand::Experiment(a)) => experiment::command(&a),
-        Command::Sim(SimCommand::Bench(a)) => bench::command(&a),
+        Command::Sim(SimCommand::Experiment(a)) => sim_cmd::experiment(&a),
+        Command::Sim(SimCommand::Bench(a)) => flushwise_lab::sim_bench::run(a.requests, &mut std::io::stdout().lock()),
         Command::Trace(TraceCommand::RecordModel(a)) => trace_cmd::record_model(&a),
         Command::Trace(TraceCommand::OracleGeneral(a)) => trace_cmd::oracle_general(&a),
         Command::Trace(TraceCommand::Info(a)) => trace_cmd::info(&a),

@@ -1,15 +1,15 @@
 //! `sim run` and `sim compare`.
 
-use std::fs;
 use std::io::Write;
-use std::path::Path;
 
 use flushwise_core::policy;
 use flushwise_sim::SimConfig;
 
-use crate::args::{CompareArgs, OutputFormat, RunArgs, SimArgs};
-use crate::output::{self, Csv};
-use crate::runner::{self, RunOutput, COMMIT};
+use crate::args::{CompareArgs, ExperimentArgs, OutputFormat, RunArgs, SimArgs};
+use flushwise_lab::experiment::{self, ExperimentRequest};
+use flushwise_lab::render::{self as output, write_file, Csv};
+use flushwise_lab::sim_runner::{self as runner, RunOutput};
+use flushwise_lab::COMMIT;
 
 /// The run banner: where it goes depends on the output format.
 pub fn banner(format: OutputFormat, config: &SimConfig) {
@@ -24,10 +24,6 @@ pub fn banner(format: OutputFormat, config: &SimConfig) {
         OutputFormat::Table => println!("{line}"),
         OutputFormat::Json | OutputFormat::Csv => eprintln!("{line}"),
     }
-}
-
-pub fn write_file(path: &Path, text: &str, flag: &str) -> Result<(), String> {
-    fs::write(path, text).map_err(|e| format!("{flag} {}: cannot write: {e}", path.display()))
 }
 
 fn write_intervals(sim: &SimArgs, outputs: &[&RunOutput]) -> Result<(), String> {
@@ -169,4 +165,21 @@ pub fn compare_table(outputs: &[RunOutput]) -> String {
         })
         .collect();
     output::policy_table(&rows, &["final parameters"])
+}
+
+/// `sim experiment NAME|list`: the lab runs the grid; its report goes to
+/// stdout as it is produced.
+pub fn experiment(args: &ExperimentArgs) -> Result<(), String> {
+    let mut out = std::io::stdout().lock();
+    if args.name == "list" {
+        return experiment::list(args.seed, &mut out);
+    }
+    let request = ExperimentRequest {
+        name: args.name.clone(),
+        full: args.full,
+        seed: args.seed,
+        jobs: args.jobs,
+        out: args.out.clone(),
+    };
+    experiment::run(&request, &mut out)
 }

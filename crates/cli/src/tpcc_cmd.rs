@@ -21,23 +21,12 @@ use flushwise_workloads::tpcc::{self, CheckReport, LoadConfig, LoadProgress, Run
 use crate::args::{
     size_flag, DbLocationArgs, OutputFormat, TpccCheckArgs, TpccExportArgs, TpccPrepareArgs, TpccRunArgs,
 };
-use crate::engine_opts::{self, human_bytes, Manifest};
-use crate::engine_run::{self, EngineRunOutput, EngineRunSpec};
-use crate::output::{self, Csv};
-use crate::runner::{progress_enabled, COMMIT};
-use crate::sim_cmd::write_file;
-
-/// Disk per warehouse a load needs, with margin: about 100 MiB of InnoDB
-/// pages per warehouse is the usual figure (ecosystem.md §2); ours is
-/// smaller, the margin covers page fill and the doublewrite file.
-pub const BYTES_PER_WAREHOUSE_ESTIMATE: u64 = 110 << 20;
-/// The item table and the files' fixed parts.
-pub const BYTES_FIXED_ESTIMATE: u64 = 64 << 20;
-
-/// Bytes a prepared database of `warehouses` is expected to take, redo included.
-pub fn database_bytes_estimate(warehouses: u32, redo_bytes: u64) -> u64 {
-    BYTES_FIXED_ESTIMATE + u64::from(warehouses) * BYTES_PER_WAREHOUSE_ESTIMATE + redo_bytes
-}
+use crate::engine_opts;
+use flushwise_lab::database::{self, human_bytes, Manifest};
+use flushwise_lab::engine_run::{self, EngineRunSpec};
+use flushwise_lab::render::{self as output, write_file, Csv};
+use flushwise_lab::sim_runner::progress_enabled;
+use flushwise_lab::COMMIT;
 
 /// Options to open a prepared database for `check` / `export` (a modest
 /// pool; nothing else matters for reading).
@@ -45,7 +34,7 @@ fn read_options(location: &DbLocationArgs, manifest: &Manifest) -> Result<DbOpti
     Ok(DbOptions {
         redo_dir: location.redo_dir.clone(),
         page_size: flushwise_engine::page::PageSize::new(manifest.page_size_bytes as usize)
-            .map_err(|e| format!("{}: page size: {e}", engine_opts::MANIFEST_FILE))?,
+            .map_err(|e| format!("{}: page size: {e}", database::MANIFEST_FILE))?,
         buffer_pool_bytes: 128 << 20,
         redo_bytes: manifest.redo_bytes,
         io: engine_opts::io_mode(&location.io)?,
@@ -86,8 +75,8 @@ pub fn prepare_database(
     }
     let page = engine_opts::page_size(page_size)?;
     let redo_bytes = size_flag("--redo", redo)?;
-    let needed = database_bytes_estimate(warehouses, redo_bytes);
-    engine_opts::require_free(dir, needed, &format!("a {warehouses}-warehouse database"))?;
+    let needed = database::database_bytes_estimate(warehouses, redo_bytes);
+    database::require_free(dir, needed, &format!("a {warehouses}-warehouse database"))?;
     let options = DbOptions {
         redo_dir: location.redo_dir.clone(),
         page_size: page,
@@ -138,7 +127,7 @@ pub fn prepare_database(
         seed,
         rows: report.rows_loaded,
         load_seconds: started.elapsed().as_secs_f64(),
-        database_bytes: engine_opts::dir_bytes(dir)?,
+        database_bytes: database::dir_bytes(dir)?,
         commit: COMMIT.to_string(),
     };
     manifest.write(dir)?;
@@ -158,7 +147,10 @@ pub fn prepare_database(
 }
 
 pub fn prepare(args: &TpccPrepareArgs) -> Result<(), String> {
-    let threads = args.threads.unwrap_or_else(crate::runner::default_jobs).max(1);
+    let threads = args
+        .threads
+        .unwrap_or_else(flushwise_lab::sim_runner::default_jobs)
+        .max(1);
     prepare_database(
         &args.location,
         args.warehouses,
@@ -180,46 +172,9 @@ pub fn check_database(location: &DbLocationArgs, condition_11: bool) -> Result<C
     Ok(report)
 }
 
-/// One line per violation (condition, warehouse, district, ...), then a
-/// summary; `Err` if any condition failed.
-pub fn check_verdict(report: &CheckReport) -> Result<String, String> {
-    let conditions: Vec<String> = report.conditions_checked.iter().map(|c| c.to_string()).collect();
-    if report.passed() {
-        return Ok(format!(
-            "consistency: conditions {} hold for {} warehouses ({} rows read)",
-            conditions.join(","),
-            report.warehouses,
-            report.rows_read
-        ));
-    }
-    let mut lines = Vec::new();
-    for v in &report.violations {
-        let mut place = format!("warehouse {}", v.w_id);
-        if let Some(d) = v.d_id {
-            place.push_str(&format!(" district {d}"));
-        }
-        if let Some(c) = v.c_id {
-            place.push_str(&format!(" customer {c}"));
-        }
-        if let Some(o) = v.o_id {
-            place.push_str(&format!(" order {o}"));
-        }
-        lines.push(format!("condition {} violated at {place}: {}", v.condition, v.detail));
-    }
-    for line in &lines {
-        println!("{line}");
-    }
-    Err(format!(
-        "tpcc check: {} violations of conditions {}; first: {}",
-        report.violations_total,
-        conditions.join(","),
-        lines.first().cloned().unwrap_or_default()
-    ))
-}
-
 pub fn check(args: &TpccCheckArgs) -> Result<(), String> {
     let report = check_database(&args.location, args.condition_11)?;
-    let text = check_verdict(&report)?;
+    let text = database::check_verdict(&report)?;
     println!("{text}");
     Ok(())
 }
@@ -251,72 +206,6 @@ pub fn run_config(engine: &crate::args::EngineRunArgs) -> Result<RunConfig, Stri
         keying_think: engine.keying_think,
         ..RunConfig::default()
     })
-}
-
-/// One interval line for people (tables) on stdout.
-pub fn interval_line(label: &str, row: &flushwise_sim::IntervalRow) -> String {
-    format!(
-        "{label}[{:>6.0}s{}] NOPM {:>7.0}  tpm {:>7.0}  reads {:>6}  async wr {:>6}  sync wr {:>5}/{:<5} ({:>5.1}%)  hit {:.4}  dirty {:>4.1}%  free {:>5}",
-        row.time_s,
-        if row.warmup { " warm-up" } else { "" },
-        row.figures.nopm,
-        row.figures.tpm_total,
-        row.figures.reads,
-        row.figures.async_writes,
-        row.figures.sync_replacement_writes,
-        row.figures.sync_recoverability_writes,
-        row.figures.sync_write_pct,
-        row.figures.hit_ratio,
-        row.dirty_pct,
-        row.free_pages
-    )
-}
-
-/// The final summary of one run, for people.
-pub fn summary_text(out: &EngineRunOutput) -> String {
-    let r = &out.result;
-    let f = &r.figures;
-    let mut text = String::new();
-    let mut kv: Vec<(&str, String)> = vec![
-        ("policy", r.policy.clone()),
-        ("device", r.device.clone()),
-        (
-            "warehouses / connections",
-            format!("{} / {}", r.warehouses, r.connections),
-        ),
-        ("NOPM", format!("{:.0}", f.nopm)),
-        ("tpm_total", format!("{:.0}", f.tpm_total)),
-        (
-            "transactions / rollbacks / retries",
-            format!("{} / {} / {}", r.transactions, r.rollbacks, r.retries),
-        ),
-        ("reads / async writes", format!("{} / {}", f.reads, f.async_writes)),
-        (
-            "sync writes (replacement / recoverability)",
-            format!(
-                "{} / {} ({:.2}% of writes)",
-                f.sync_replacement_writes, f.sync_recoverability_writes, f.sync_write_pct
-            ),
-        ),
-        ("I/O per transaction", format!("{:.2}", f.io_per_txn)),
-        ("hit ratio", format!("{:.4}", f.hit_ratio)),
-        ("dirty pages (avg)", format!("{:.1}%", r.dirty_pct_avg)),
-        ("wait free", f.wait_free.to_string()),
-        ("final parameters", output::parameters_text(&r.final_parameters)),
-        (
-            "measured / wall",
-            format!("{:.0} s / {:.0} s", r.measured_seconds, r.wall_seconds),
-        ),
-    ];
-    if let Some(n) = r.trace_records {
-        kv.push(("trace records", n.to_string()));
-    }
-    text.push_str(&output::key_value_text(&kv));
-    if !r.latency.is_empty() {
-        text.push('\n');
-        text.push_str(&output::latency_table(&r.latency));
-    }
-    text
 }
 
 pub fn run(args: &TpccRunArgs) -> Result<(), String> {
@@ -351,7 +240,7 @@ pub fn run(args: &TpccRunArgs) -> Result<(), String> {
     }
     let label = args.policy.clone();
     let out = engine_run::run(spec, &label, |row| {
-        let line = interval_line("", row);
+        let line = output::interval_line("", row);
         match format {
             OutputFormat::Table => {
                 println!("{line}");
@@ -368,7 +257,7 @@ pub fn run(args: &TpccRunArgs) -> Result<(), String> {
         write_file(path, &csv.render(), "--intervals")?;
     }
     let text = match format {
-        OutputFormat::Table => summary_text(&out),
+        OutputFormat::Table => output::engine_summary_text(&out),
         OutputFormat::Json => output::json_lines([(&out.result, out.rows.as_slice())])?,
         OutputFormat::Csv => {
             let mut csv = Csv::default();

@@ -14,7 +14,7 @@ use flushwise_trace::oracle_general::{self, ExportOptions};
 use flushwise_trace::{TraceEvent, TraceHeader, TraceReader, TraceWriter, FORMAT_VERSION};
 
 use crate::args::{page_size_flag, InfoArgs, OracleGeneralArgs, RecordModelArgs};
-use crate::runner::COMMIT;
+use flushwise_lab::COMMIT;
 
 fn open_trace(path: &Path) -> Result<TraceReader<BufReader<File>>, String> {
     let file = File::open(path).map_err(|e| format!("{}: cannot open: {e}", path.display()))?;

@@ -131,6 +131,25 @@ impl Default for BufferPoolConfig {
 }
 
 impl BufferPoolConfig {
+    /// Pools of at least this many frames (64 MiB of 16 KiB pages) keep
+    /// InnoDB's list limits; smaller ones get [`Self::small`]'s.
+    pub const INNODB_LIMITS_MIN_FRAMES: u32 = 4096;
+
+    /// The configuration both shells use for a pool of `frames` frames:
+    /// InnoDB's limits from [`Self::INNODB_LIMITS_MIN_FRAMES`] frames on,
+    /// [`Self::small`]'s below (where InnoDB's 512-page old-list minimum and
+    /// 256-page LRU minimum would be most of the pool).
+    pub fn for_frames(frames: u32) -> Self {
+        if frames >= Self::INNODB_LIMITS_MIN_FRAMES {
+            Self {
+                frames,
+                ..Self::default()
+            }
+        } else {
+            Self::small(frames)
+        }
+    }
+
     /// A configuration for `frames` frames with the small-list limits scaled
     /// down so that tiny pools (tests) still exercise every mechanism.
     pub fn small(frames: u32) -> Self {

@@ -98,7 +98,7 @@ impl Default for SimConfig {
             page_size_bytes: 16384,
             data_device: "samsung-850-pro".into(),
             log_device: "samsung-850-pro".into(),
-            policy: "self-tuning".into(),
+            policy: flushwise_core::policy::DEFAULT_POLICY.into(),
             warmup_us: 60_000_000,
             duration_us: 120_000_000,
             seed: 1,

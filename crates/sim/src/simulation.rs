@@ -203,14 +203,7 @@ impl Simulation {
                 data_pages * u64::from(config.page_size_bytes)
             ));
         }
-        let mut pool_config = if frames >= 4096 {
-            BufferPoolConfig {
-                frames: frames as u32,
-                ..BufferPoolConfig::default()
-            }
-        } else {
-            BufferPoolConfig::small(frames as u32)
-        };
+        let mut pool_config = BufferPoolConfig::for_frames(frames as u32);
         pool_config.page_size_bytes = config.page_size_bytes;
         pool_config.redo = RedoConfig {
             capacity_bytes: config.redo_bytes,

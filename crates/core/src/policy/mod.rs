@@ -238,6 +238,10 @@ pub trait FlushPolicy: Send {
     }
 }
 
+/// The policy both shells run when none is named: Lee et al.'s
+/// self-tuning algorithm (until flushwise's own policy lands).
+pub const DEFAULT_POLICY: &str = "self-tuning";
+
 /// Names accepted by [`build`], in the order reports list them.
 pub const POLICY_NAMES: &[&str] = &[
     "mysql56",

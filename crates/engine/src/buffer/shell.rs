@@ -110,7 +110,7 @@ impl Default for ShellConfig {
     fn default() -> Self {
         Self {
             frames: 8192,
-            policy: "self-tuning".into(),
+            policy: flushwise_core::policy::DEFAULT_POLICY.into(),
             thread_concurrency: 16,
             checkpoint_interval: Duration::from_secs(1),
             metrics_interval: Duration::from_secs(1),
@@ -263,14 +263,7 @@ impl BufferPoolShell {
                 return Err(config_err(format!("space id {} given twice", ts.space_id())));
             }
         }
-        let mut pool_config = if config.frames >= 4096 {
-            BufferPoolConfig {
-                frames: config.frames,
-                ..BufferPoolConfig::default()
-            }
-        } else {
-            BufferPoolConfig::small(config.frames)
-        };
+        let mut pool_config = BufferPoolConfig::for_frames(config.frames);
         pool_config.page_size_bytes = page_size.bytes() as u32;
         pool_config.checkpoint_interval_us = config.checkpoint_interval.as_micros() as TimeUs;
         pool_config.redo = CoreRedoConfig {

@@ -199,7 +199,7 @@ impl Default for DbOptions {
             doublewrite: true,
             data_file_max_bytes: None,
             flush_log_at_trx_commit: FlushMode::SyncAtCommit,
-            policy: "self-tuning".into(),
+            policy: flushwise_core::policy::DEFAULT_POLICY.into(),
             lock_wait_timeout: Duration::from_secs(5),
             checkpoint_interval: Duration::from_secs(1),
             verify_pages_at_open: true,

@@ -224,19 +224,6 @@ pub fn stock_key(w_id: u32, i_id: u32) -> Vec<u8> {
     KeyWriter::new().u32(w_id).u32(i_id).finish()
 }
 
-/// The end of a prefix range: the smallest key greater than every key that
-/// starts with `prefix`, or `None` if there is none (all `0xff`).
-pub fn prefix_end(prefix: &[u8]) -> Option<Vec<u8>> {
-    let mut end = prefix.to_vec();
-    while let Some(last) = end.pop() {
-        if last < u8::MAX {
-            end.push(last + 1);
-            return Some(end);
-        }
-    }
-    None
-}
-
 // ---- rows ---------------------------------------------------------------
 
 /// An integer column's range check.
@@ -867,7 +854,5 @@ mod tests {
         let c = customer_name_key(1, 1, "BARBARBAR", "Abe", 2);
         assert!(a < b && b < c);
         assert_eq!(customer_name_key_c_id(&c), Ok(2));
-        assert_eq!(prefix_end(&[1, 0xff]), Some(vec![2]));
-        assert_eq!(prefix_end(&[0xff]), None);
     }
 }

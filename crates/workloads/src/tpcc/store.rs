@@ -107,7 +107,7 @@ pub trait TpccTxn {
         limit: Option<usize>,
         lock: ScanLock,
     ) -> Result<Entries, StoreError> {
-        let end = super::schema::prefix_end(prefix);
+        let end = flushwise_engine::btree::secondary::prefix_successor(prefix);
         let end = match &end {
             Some(e) => Bound::Excluded(e.as_slice()),
             None => Bound::Unbounded,

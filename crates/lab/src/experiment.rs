@@ -23,6 +23,8 @@
 //! the rest of the grid runs.
 
 use std::fs;
+use std::io::Write;
+use std::path::PathBuf;
 use std::time::Instant;
 
 use flushwise_core::policy;
@@ -38,10 +40,9 @@ const SSD_SCALED_WARMUP_US: u64 = 600 * SECOND_US;
 use flushwise_sim::{CpuCosts, SimConfig, WorkloadSpec};
 use flushwise_tpcc_model::{TpccModel, TpccModelConfig};
 
-use crate::args::ExperimentArgs;
-use crate::output::ratio_text;
-use crate::output::{self, Csv};
-use crate::runner::{self, COMMIT};
+use crate::render::{self as output, ratio_text, Csv};
+use crate::sim_runner as runner;
+use crate::COMMIT;
 
 const GIB: u64 = 1 << 30;
 const MINUTE_US: u64 = 60_000_000;
@@ -404,15 +405,38 @@ fn build(name: &str, full: bool, seed: u64) -> Result<Experiment, String> {
     Ok(exp)
 }
 
-pub fn command(args: &ExperimentArgs) -> Result<(), String> {
-    if args.name == "list" {
-        for (name, about) in EXPERIMENTS {
-            let scaled = build(name, false, args.seed)?;
-            println!("{name:<14}  {about}");
-            println!("{:<14}  {}", "", scaled.scale);
-        }
-        return Ok(());
+/// What to run: an experiment by name, at which scale, where to.
+#[derive(Clone, Debug)]
+pub struct ExperimentRequest {
+    pub name: String,
+    /// Paper scale instead of the scaled default.
+    pub full: bool,
+    pub seed: u64,
+    /// Runs in parallel (default: the machine's cores).
+    pub jobs: Option<usize>,
+    /// Directory for `<name>.csv`.
+    pub out: PathBuf,
+}
+
+fn say(out: &mut dyn Write, text: std::fmt::Arguments<'_>) -> Result<(), String> {
+    out.write_fmt(text)
+        .and_then(|()| out.write_all(b"\n"))
+        .map_err(|e| format!("cannot write the report: {e}"))
+}
+
+/// Writes every experiment's name, title and scaled-default scale to `out`.
+pub fn list(seed: u64, out: &mut dyn Write) -> Result<(), String> {
+    for (name, about) in EXPERIMENTS {
+        let scaled = build(name, false, seed)?;
+        say(out, format_args!("{name:<14}  {about}"))?;
+        say(out, format_args!("{:<14}  {}", "", scaled.scale))?;
     }
+    Ok(())
+}
+
+/// Runs one experiment's grid, writes `<out>/<name>.csv` and its report
+/// (setup, one row per run, the papers' ratios, notes) to `out` as it goes.
+pub fn run(args: &ExperimentRequest, out: &mut dyn Write) -> Result<(), String> {
     let exp = build(&args.name, args.full, args.seed)?;
     let started = Instant::now();
     let mut notes: Vec<String> = Vec::new();
@@ -441,14 +465,21 @@ pub fn command(args: &ExperimentArgs) -> Result<(), String> {
             configs.push((format!("{} {}", point.value, p.label), config));
         }
     }
-    println!("flushwise sim experiment {} ({}): commit={COMMIT}", exp.name, exp.title);
-    println!("{}", exp.scale);
+    say(
+        out,
+        format_args!("flushwise sim experiment {} ({}): commit={COMMIT}", exp.name, exp.title),
+    )?;
+    say(out, format_args!("{}", exp.scale))?;
     for (_, config) in configs.iter().take(1) {
-        println!(
-            "seed={} connections={} device={} log_device={} cpu_cores={}",
-            config.seed, config.connections, config.data_device, config.log_device, config.cpu_cores
-        );
+        say(
+            out,
+            format_args!(
+                "seed={} connections={} device={} log_device={} cpu_cores={}",
+                config.seed, config.connections, config.data_device, config.log_device, config.cpu_cores
+            ),
+        )?;
     }
+    let _ = out.flush();
     let jobs = args.jobs.unwrap_or_else(runner::default_jobs);
     let outputs = runner::run_many(configs, jobs);
 
@@ -508,8 +539,10 @@ pub fn command(args: &ExperimentArgs) -> Result<(), String> {
     .iter()
     .map(|s| s.to_string())
     .collect();
-    println!();
-    print!("{}", output::render_table(&header, &table));
+    say(
+        out,
+        format_args!("\n{}", output::render_table(&header, &table).trim_end()),
+    )?;
 
     let present: Vec<&(&str, &str)> = exp
         .ratios
@@ -538,19 +571,23 @@ pub fn command(args: &ExperimentArgs) -> Result<(), String> {
                 row
             })
             .collect();
-        println!();
-        print!("{}", output::render_table(&header, &rows));
+        say(
+            out,
+            format_args!("\n{}", output::render_table(&header, &rows).trim_end()),
+        )?;
     }
     for note in &notes {
-        println!("note: {note}");
+        say(out, format_args!("note: {note}"))?;
     }
-    println!(
-        "\nwrote {} ({} runs) in {:.1} s wall",
-        path.display(),
-        csv_rows(&outputs),
-        started.elapsed().as_secs_f64()
-    );
-    Ok(())
+    say(
+        out,
+        format_args!(
+            "\nwrote {} ({} runs) in {:.1} s wall",
+            path.display(),
+            csv_rows(&outputs),
+            started.elapsed().as_secs_f64()
+        ),
+    )
 }
 
 fn csv_rows(outputs: &[Result<runner::RunOutput, String>]) -> usize {

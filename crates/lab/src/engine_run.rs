@@ -24,8 +24,8 @@ use flushwise_sim::{config_hash_of, FlushFigures, IntervalRow, RunResult, TxnCou
 use flushwise_trace::TxnType;
 use flushwise_workloads::tpcc::{self, IntervalReport, RunConfig, TxnKind, TxnObserver};
 
-use crate::engine_opts::{device_text, Manifest};
-use crate::runner::COMMIT;
+use crate::database::{device_text, Manifest};
+use crate::COMMIT;
 
 /// Gauge sampling period: 100 ms, the simulator's `SAMPLE_US`. Not the
 /// shell's per-second history: the dirty share swings with the cleaner's
@@ -107,7 +107,7 @@ impl IterationWriter {
         if self.error.is_some() {
             return;
         }
-        let text = crate::output::iteration_jsonl(&records);
+        let text = crate::render::iteration_jsonl(&records);
         if let Err(e) = std::io::Write::write_all(&mut self.out, text.as_bytes()) {
             self.error = Some(e);
         }
@@ -400,7 +400,7 @@ pub fn run(
         latency,
         mix_pct: run_report.mix_pct.clone(),
         database_pages: None,
-        database_bytes: crate::engine_opts::dir_bytes(spec.dir).unwrap_or(0),
+        database_bytes: crate::database::dir_bytes(spec.dir).unwrap_or(0),
         trace_records,
     };
     Ok(EngineRunOutput { result, rows })

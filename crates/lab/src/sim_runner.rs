@@ -16,8 +16,7 @@ use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use flushwise_core::{Decision, IterationRecord};
 use flushwise_sim::{IntervalRow, RunResult, SimConfig, Simulation};
 
-/// The commit every result carries (set by build.rs).
-pub const COMMIT: &str = env!("FLUSHWISE_COMMIT");
+use crate::COMMIT;
 
 /// What one run leaves behind.
 pub struct RunOutput {

@@ -13,14 +13,14 @@
 //!
 //! A command, not a test: the numbers depend on the machine and its load.
 
+use std::io::Write;
 use std::time::Instant;
 
 use flushwise_sim::{SimConfig, Simulation, WorkloadSpec};
 use flushwise_tpcc_model::{TpccModel, TpccModelConfig, Xoshiro256StarStar};
 use flushwise_trace::{TraceEvent, TraceHeader, TraceWriter};
 
-use crate::args::BenchArgs;
-use crate::runner::COMMIT;
+use crate::COMMIT;
 
 /// The throughput the simulator is meant to reach.
 const TARGET_REQUESTS_PER_SECOND: f64 = 10e6;
@@ -33,18 +33,21 @@ fn base_config() -> SimConfig {
         connections: AGENTS,
         buffer_pool_bytes: 64 << 20,
         warmup_us: 0,
-        policy: "self-tuning".into(),
+        policy: flushwise_core::policy::DEFAULT_POLICY.into(),
         ..SimConfig::default()
     }
 }
 
-fn report(label: &str, requests: u64, seconds: f64) {
+fn report(out: &mut dyn Write, label: &str, requests: u64, seconds: f64) -> Result<(), String> {
     let rate = requests as f64 / seconds.max(1e-9);
-    println!(
+    writeln!(
+        out,
         "{label:<34} {requests:>11} requests in {seconds:>7.2} s = {:>10.0} requests/s = {:.4} of the 10 M/s target",
         rate,
         rate / TARGET_REQUESTS_PER_SECOND
-    );
+    )
+    .and_then(|()| out.flush())
+    .map_err(|e| format!("cannot write the report: {e}"))
 }
 
 /// Generates at least `requests` fixes of TPC-C model trace into memory.
@@ -84,18 +87,23 @@ fn timed_run(config: SimConfig) -> Result<(u64, f64), String> {
     Ok((sim.pool().counters().requests.max(result.requests), seconds))
 }
 
-pub fn command(args: &BenchArgs) -> Result<(), String> {
-    if args.requests == 0 {
+/// Runs the three measurements of about `requests` buffer requests each
+/// and writes one line per measurement to `out` as it finishes.
+pub fn run(requests: u64, out: &mut dyn Write) -> Result<(), String> {
+    if requests == 0 {
         return Err("--requests 0: at least one request is needed".into());
     }
-    println!(
+    writeln!(
+        out,
         "flushwise sim bench: commit={COMMIT}, TPC-C {WAREHOUSES} warehouses, {AGENTS} agents, 64 MiB pool, \
-         self-tuning, ssd, one thread"
-    );
+         {}, ssd, one thread",
+        flushwise_core::policy::DEFAULT_POLICY
+    )
+    .map_err(|e| format!("cannot write the report: {e}"))?;
 
     // (a) trace replay from an in-memory generated trace.
-    let (bytes, fixes, gen_seconds) = generate_trace(args.requests)?;
-    report("model generation + encoding", fixes, gen_seconds);
+    let (bytes, fixes, gen_seconds) = generate_trace(requests)?;
+    report(out, "model generation + encoding", fixes, gen_seconds)?;
     let path = std::env::temp_dir().join(format!("flushwise-bench-{}.fwt", std::process::id()));
     std::fs::write(&path, &bytes).map_err(|e| format!("{}: cannot write the bench trace: {e}", path.display()))?;
     let replay = SimConfig {
@@ -107,8 +115,8 @@ pub fn command(args: &BenchArgs) -> Result<(), String> {
     };
     let replayed = timed_run(replay);
     let _ = std::fs::remove_file(&path);
-    let (requests, seconds) = replayed?;
-    report("(a) trace replay (simulated)", requests, seconds);
+    let (replayed_requests, seconds) = replayed?;
+    report(out, "(a) trace replay (simulated)", replayed_requests, seconds)?;
 
     // (b) on-line TPC-C generation; (c) the same with a pool that holds
     // almost the whole database, where misses and synchronous writes are
@@ -128,9 +136,9 @@ pub fn command(args: &BenchArgs) -> Result<(), String> {
         };
         let (pilot_requests, _) = timed_run(pilot)?;
         let per_sim_second = (pilot_requests as f64 / 2.0).max(1.0);
-        let duration_us = ((args.requests as f64 / per_sim_second) * 1e6).ceil().max(1e6) as u64;
-        let (requests, seconds) = timed_run(SimConfig { duration_us, ..base })?;
-        report(label, requests, seconds);
+        let duration_us = ((requests as f64 / per_sim_second) * 1e6).ceil().max(1e6) as u64;
+        let (timed_requests, seconds) = timed_run(SimConfig { duration_us, ..base })?;
+        report(out, label, timed_requests, seconds)?;
     }
     Ok(())
 }

@@ -424,3 +424,74 @@ pub fn iteration_jsonl(records: &[flushwise_core::IterationRecord]) -> String {
     }
     text
 }
+
+/// Writes `text` to `path`; an error names the flag that chose the path.
+pub fn write_file(path: &std::path::Path, text: &str, flag: &str) -> Result<(), String> {
+    std::fs::write(path, text).map_err(|e| format!("{flag} {}: cannot write: {e}", path.display()))
+}
+
+/// One interval line for people (tables) on stdout.
+pub fn interval_line(label: &str, row: &flushwise_sim::IntervalRow) -> String {
+    format!(
+        "{label}[{:>6.0}s{}] NOPM {:>7.0}  tpm {:>7.0}  reads {:>6}  async wr {:>6}  sync wr {:>5}/{:<5} ({:>5.1}%)  hit {:.4}  dirty {:>4.1}%  free {:>5}",
+        row.time_s,
+        if row.warmup { " warm-up" } else { "" },
+        row.figures.nopm,
+        row.figures.tpm_total,
+        row.figures.reads,
+        row.figures.async_writes,
+        row.figures.sync_replacement_writes,
+        row.figures.sync_recoverability_writes,
+        row.figures.sync_write_pct,
+        row.figures.hit_ratio,
+        row.dirty_pct,
+        row.free_pages
+    )
+}
+
+/// The final summary of one run, for people.
+pub fn engine_summary_text(out: &crate::engine_run::EngineRunOutput) -> String {
+    let r = &out.result;
+    let f = &r.figures;
+    let mut text = String::new();
+    let mut kv: Vec<(&str, String)> = vec![
+        ("policy", r.policy.clone()),
+        ("device", r.device.clone()),
+        (
+            "warehouses / connections",
+            format!("{} / {}", r.warehouses, r.connections),
+        ),
+        ("NOPM", format!("{:.0}", f.nopm)),
+        ("tpm_total", format!("{:.0}", f.tpm_total)),
+        (
+            "transactions / rollbacks / retries",
+            format!("{} / {} / {}", r.transactions, r.rollbacks, r.retries),
+        ),
+        ("reads / async writes", format!("{} / {}", f.reads, f.async_writes)),
+        (
+            "sync writes (replacement / recoverability)",
+            format!(
+                "{} / {} ({:.2}% of writes)",
+                f.sync_replacement_writes, f.sync_recoverability_writes, f.sync_write_pct
+            ),
+        ),
+        ("I/O per transaction", format!("{:.2}", f.io_per_txn)),
+        ("hit ratio", format!("{:.4}", f.hit_ratio)),
+        ("dirty pages (avg)", format!("{:.1}%", r.dirty_pct_avg)),
+        ("wait free", f.wait_free.to_string()),
+        ("final parameters", parameters_text(&r.final_parameters)),
+        (
+            "measured / wall",
+            format!("{:.0} s / {:.0} s", r.measured_seconds, r.wall_seconds),
+        ),
+    ];
+    if let Some(n) = r.trace_records {
+        kv.push(("trace records", n.to_string()));
+    }
+    text.push_str(&key_value_text(&kv));
+    if !r.latency.is_empty() {
+        text.push('\n');
+        text.push_str(&latency_table(&r.latency));
+    }
+    text
+}

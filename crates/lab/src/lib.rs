@@ -1,0 +1,29 @@
+//! flushwise-lab: everything between a shell and a person.
+//!
+//! - [`experiment`]: the papers' experiment grids as data (paper, figure or
+//!   table, the varied parameter, policies, scale), and running them;
+//! - [`sim_runner`]: simulator runs, one with a progress bar or many on a
+//!   few threads (results in input order);
+//! - [`engine_run`]: one TPC-C run on the real engine, measured into the
+//!   same [`flushwise_sim::RunResult`] the simulator fills;
+//! - [`engine_compare`]: a policy comparison's outcomes, regime, files
+//!   and table;
+//! - [`database`]: a prepared TPC-C database directory (manifest, free
+//!   space, the per-policy copy);
+//! - [`render`]: tables, CSV and JSON lines from results;
+//! - [`sim_bench`]: simulated buffer requests per wall-clock second.
+//!
+//! Layer: above both shells and the workloads, below the command line,
+//! which only parses arguments and prints. Every result carries
+//! [`COMMIT`].
+
+pub mod database;
+pub mod engine_compare;
+pub mod engine_run;
+pub mod experiment;
+pub mod render;
+pub mod sim_bench;
+pub mod sim_runner;
+
+/// The commit every result carries (set by build.rs).
+pub const COMMIT: &str = env!("FLUSHWISE_COMMIT");
