@@ -383,6 +383,11 @@ pub enum ComparePreset {
     /// seconds of misses, a redo log several times the pool: 30
     /// warehouses, 352 MiB pool, 2 GiB redo, 60 s warm-up, 60 s measured.
     PaperRegime,
+    /// `paper-regime` with an 8-minute warm-up: long enough for self-tuning
+    /// to converge on this machine (Pscan climbs ~13 pages a second from
+    /// 1,024 to ~7,900; EXPERIMENTS.md), as Lee et al.'s 30-minute warm-up
+    /// lets it. About 30 minutes for three policies.
+    PaperWarmup,
     /// The pool turns over more than once a second (a once-a-second cleaner
     /// cannot keep up by construction): 10 warehouses, 32 MiB pool, the
     /// prepared 256 MiB redo, 30 s warm-up, 60 s measured.
@@ -410,6 +415,10 @@ impl ComparePreset {
                 redo: Some("2GiB"),
                 warmup: "60s",
                 duration: "60s",
+            },
+            ComparePreset::PaperWarmup => PresetValues {
+                warmup: "8m",
+                ..ComparePreset::PaperRegime.values()
             },
             ComparePreset::SmallPool => PresetValues {
                 warehouses: 10,
