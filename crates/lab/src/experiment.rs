@@ -115,6 +115,26 @@ struct Scale {
     report_interval_us: u64,
 }
 
+/// Lee et al.'s SSD protocol (§5.1: 30-minute warm-up), at paper scale or
+/// divided by 20 with `SSD_SCALED_WARMUP_US` of warm-up.
+fn lee_ssd_scale(full: bool) -> Scale {
+    if full {
+        Scale {
+            divisor: 1,
+            warmup_us: 30 * MINUTE_US,
+            duration_us: 10 * MINUTE_US,
+            report_interval_us: MINUTE_US,
+        }
+    } else {
+        Scale {
+            divisor: 20,
+            warmup_us: SSD_SCALED_WARMUP_US,
+            duration_us: 60 * SECOND_US,
+            report_interval_us: 2 * SECOND_US,
+        }
+    }
+}
+
 fn lee_base(warehouses: u64, pool_bytes: u64, redo_bytes: u64, device: &str, seed: u64) -> SimConfig {
     SimConfig {
         workload: WorkloadSpec::Tpcc {
@@ -182,24 +202,14 @@ fn build(name: &str, full: bool, seed: u64) -> Result<Experiment, String> {
             let ssd = name.ends_with("ssd");
             let device = if ssd { "samsung-850-pro" } else { "wd-1tb-7200" };
             let scale = match (full, ssd) {
-                (true, true) => Scale {
-                    divisor: 1,
-                    warmup_us: 30 * MINUTE_US,
-                    duration_us: 10 * MINUTE_US,
-                    report_interval_us: MINUTE_US,
-                },
+                (true, true) => lee_ssd_scale(true),
                 (true, false) => Scale {
                     divisor: 1,
                     warmup_us: 120 * MINUTE_US,
                     duration_us: 10 * MINUTE_US,
                     report_interval_us: MINUTE_US,
                 },
-                (false, true) => Scale {
-                    divisor: 20,
-                    warmup_us: SSD_SCALED_WARMUP_US,
-                    duration_us: 60 * SECOND_US,
-                    report_interval_us: 2 * SECOND_US,
-                },
+                (false, true) => lee_ssd_scale(false),
                 (false, false) => Scale {
                     divisor: 20,
                     // 2 h / 20: HDD runs are cheap to simulate (few I/Os per second).
@@ -236,21 +246,7 @@ fn build(name: &str, full: bool, seed: u64) -> Result<Experiment, String> {
             }
         }
         "000-exp2" => {
-            let scale = if full {
-                Scale {
-                    divisor: 1,
-                    warmup_us: 30 * MINUTE_US,
-                    duration_us: 10 * MINUTE_US,
-                    report_interval_us: MINUTE_US,
-                }
-            } else {
-                Scale {
-                    divisor: 20,
-                    warmup_us: SSD_SCALED_WARMUP_US,
-                    duration_us: 60 * SECOND_US,
-                    report_interval_us: 2 * SECOND_US,
-                }
-            };
+            let scale = lee_ssd_scale(full);
             let points = [10u64, 100, 1000]
                 .iter()
                 .map(|w| {
@@ -285,21 +281,7 @@ fn build(name: &str, full: bool, seed: u64) -> Result<Experiment, String> {
             }
         }
         "000-exp3" => {
-            let scale = if full {
-                Scale {
-                    divisor: 1,
-                    warmup_us: 30 * MINUTE_US,
-                    duration_us: 10 * MINUTE_US,
-                    report_interval_us: MINUTE_US,
-                }
-            } else {
-                Scale {
-                    divisor: 20,
-                    warmup_us: SSD_SCALED_WARMUP_US,
-                    duration_us: 60 * SECOND_US,
-                    report_interval_us: 2 * SECOND_US,
-                }
-            };
+            let scale = lee_ssd_scale(full);
             let points = [1u32, 10, 100, 1000]
                 .iter()
                 .map(|&c| {

@@ -207,11 +207,31 @@ pub fn short_number(v: f64) -> String {
     }
 }
 
+/// The flushing figures of a run as summary rows, the same for both shells.
+fn flushing_rows(result: &RunResult) -> Vec<(&'static str, String)> {
+    let f = &result.figures;
+    vec![
+        ("reads / async writes", format!("{} / {}", f.reads, f.async_writes)),
+        (
+            "sync writes (replacement / recoverability)",
+            format!(
+                "{} / {} ({:.2}% of writes)",
+                f.sync_replacement_writes, f.sync_recoverability_writes, f.sync_write_pct
+            ),
+        ),
+        ("I/O per transaction", format!("{:.2}", f.io_per_txn)),
+        ("hit ratio", format!("{:.4}", f.hit_ratio)),
+        ("dirty pages (avg)", format!("{:.1}%", result.dirty_pct_avg)),
+        ("wait free", f.wait_free.to_string()),
+        ("final parameters", parameters_text(&result.final_parameters)),
+    ]
+}
+
 /// The human-readable summary of one run plus its interval rows.
 pub fn run_table(result: &RunResult, rows: &[IntervalRow]) -> String {
     let f = &result.figures;
     let mut out = String::new();
-    let kv: Vec<(&str, String)> = vec![
+    let mut kv: Vec<(&str, String)> = vec![
         ("policy", result.policy.clone()),
         ("workload", result.workload.clone()),
         (
@@ -233,29 +253,17 @@ pub fn run_table(result: &RunResult, rows: &[IntervalRow]) -> String {
         ),
         ("connections", result.connections.to_string()),
         ("NOPM / TPM total", format!("{:.0} / {:.0}", f.nopm, f.tpm_total)),
-        ("reads / async writes", format!("{} / {}", f.reads, f.async_writes)),
-        (
-            "sync writes (replacement / recoverability)",
-            format!(
-                "{} / {} ({:.2}% of writes)",
-                f.sync_replacement_writes, f.sync_recoverability_writes, f.sync_write_pct
-            ),
-        ),
-        ("I/O per transaction", format!("{:.2}", f.io_per_txn)),
-        ("hit ratio", format!("{:.4}", f.hit_ratio)),
-        ("dirty pages (avg)", format!("{:.1}%", result.dirty_pct_avg)),
-        ("wait free", f.wait_free.to_string()),
-        ("final parameters", parameters_text(&result.final_parameters)),
-        (
-            "simulated / wall",
-            format!(
-                "{:.0} s / {:.2} s ({:.0} requests/s)",
-                result.simulated_seconds.unwrap_or(result.measured_seconds),
-                result.wall_seconds,
-                result.requests_per_second.unwrap_or(0.0)
-            ),
-        ),
     ];
+    kv.extend(flushing_rows(result));
+    kv.extend([(
+        "simulated / wall",
+        format!(
+            "{:.0} s / {:.2} s ({:.0} requests/s)",
+            result.simulated_seconds.unwrap_or(result.measured_seconds),
+            result.wall_seconds,
+            result.requests_per_second.unwrap_or(0.0)
+        ),
+    )]);
     out.push_str(&key_value_text(&kv));
     if !result.latency.is_empty() {
         out.push('\n');
@@ -467,24 +475,12 @@ pub fn engine_summary_text(out: &crate::engine_run::EngineRunOutput) -> String {
             "transactions / rollbacks / retries",
             format!("{} / {} / {}", r.transactions, r.rollbacks, r.retries),
         ),
-        ("reads / async writes", format!("{} / {}", f.reads, f.async_writes)),
-        (
-            "sync writes (replacement / recoverability)",
-            format!(
-                "{} / {} ({:.2}% of writes)",
-                f.sync_replacement_writes, f.sync_recoverability_writes, f.sync_write_pct
-            ),
-        ),
-        ("I/O per transaction", format!("{:.2}", f.io_per_txn)),
-        ("hit ratio", format!("{:.4}", f.hit_ratio)),
-        ("dirty pages (avg)", format!("{:.1}%", r.dirty_pct_avg)),
-        ("wait free", f.wait_free.to_string()),
-        ("final parameters", parameters_text(&r.final_parameters)),
-        (
-            "measured / wall",
-            format!("{:.0} s / {:.0} s", r.measured_seconds, r.wall_seconds),
-        ),
     ];
+    kv.extend(flushing_rows(r));
+    kv.push((
+        "measured / wall",
+        format!("{:.0} s / {:.0} s", r.measured_seconds, r.wall_seconds),
+    ));
     if let Some(n) = r.trace_records {
         kv.push(("trace records", n.to_string()));
     }
