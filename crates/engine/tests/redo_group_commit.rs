@@ -1,11 +1,13 @@
 //! Group commit and the `flush_log_at_trx_commit` modes.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
+use common::counting::CountingBackend;
 use flushwise_core::PageId;
-use flushwise_engine::redo::test_support::CountingBackend;
 use flushwise_engine::redo::{FlushMode, Record, RecoveryScan, RedoConfig, RedoLog};
 
 fn cfg(flush_interval: Option<Duration>) -> RedoConfig {

@@ -3,10 +3,12 @@
 //! after the last checkpoint that had reached the OS (all of them after a
 //! clean close), with their LSNs.
 
+mod common;
+
 use std::path::Path;
 
+use common::counting::CountingBackend;
 use flushwise_core::{Lsn, PageId};
-use flushwise_engine::redo::test_support::CountingBackend;
 use flushwise_engine::redo::{lsn_after, Record, RedoConfig, RedoError, RedoLog};
 use proptest::prelude::*;
 

@@ -1,14 +1,16 @@
 //! Recovery scenarios for the redo log: wrap-around, the no-overwrite rule,
 //! torn tails, mid-log corruption, truncated files, checkpoint slots.
 
+mod common;
+
 use std::fs::OpenOptions;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use common::counting::CountingBackend;
 use flushwise_core::{Lsn, PageId};
 use flushwise_engine::redo::log_file::{lsn_offset, BLOCK_SIZE, CHECKPOINT_OFFSETS, DATA_OFFSET};
-use flushwise_engine::redo::test_support::CountingBackend;
 use flushwise_engine::redo::{lsn_after, reader, Record, RecoveryScan, RedoConfig, RedoError, RedoLog};
 
 fn cfg() -> RedoConfig {

@@ -7,7 +7,6 @@
 //!   `flush_log_at_trx_commit` modes, checkpoints and space accounting.
 //! - [`reader`]: the recovery scan from the newest valid checkpoint to the
 //!   end of the valid log.
-//! - [`test_support`]: file and counting backends for tests only.
 //!
 //! Invariants kept across the module:
 //! 1. An LSN is a byte position in the endless block stream; it never
@@ -32,7 +31,6 @@ use crate::storage::StorageError;
 pub mod log_file;
 pub mod reader;
 pub mod record;
-pub mod test_support;
 pub mod writer;
 
 pub use log_file::{lsn_after, BLOCK_SIZE};

@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod buffer;
+pub mod counting;
 
 use std::path::Path;
 use std::sync::Arc;
