@@ -11,8 +11,21 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use flushwise_core::policy::PolicySpec;
 use flushwise_sim::units::{parse_duration_us, parse_size_bytes};
 use flushwise_sim::{SimConfig, WorkloadSpec};
+
+/// `--policies`: comma-separated policies, parameters kept with their
+/// policy ([`PolicySpec::parse_list`]).
+#[derive(Clone, Debug)]
+pub struct PolicyList(pub Vec<PolicySpec>);
+
+impl std::str::FromStr for PolicyList {
+    type Err = String;
+    fn from_str(text: &str) -> Result<Self, String> {
+        PolicySpec::parse_list(text).map(PolicyList)
+    }
+}
 
 #[derive(Parser, Debug)]
 #[command(
@@ -31,6 +44,9 @@ pub enum Command {
     /// The main job: TPC-C on the real engine under several page-cleaning
     /// policies, side by side (prepares the database once, then reuses it).
     Compare(Box<EngineCompareArgs>),
+    /// Every page-cleaning policy and its parameters: key, default,
+    /// accepted values, meaning.
+    Policies,
     /// TPC-C on the real engine: prepare, run, check, export.
     #[command(subcommand)]
     Tpcc(TpccCommand),
@@ -129,8 +145,10 @@ pub struct SimArgs {
 pub struct RunArgs {
     #[command(flatten)]
     pub sim: SimArgs,
+    /// Page-cleaning policy; `name:key=value,...` sets its parameters
+    /// (`flushwise policies` lists them).
     #[arg(long, default_value = flushwise_core::policy::DEFAULT_POLICY)]
-    pub policy: String,
+    pub policy: PolicySpec,
     /// Write the policy decision log to FILE: as CSV, or, when FILE ends in
     /// `.jsonl`, one JSON object per page-cleaner iteration (Table-2 inputs,
     /// parameters before and after, rules fired).
@@ -142,10 +160,11 @@ pub struct RunArgs {
 pub struct CompareArgs {
     #[command(flatten)]
     pub sim: SimArgs,
-    /// Comma-separated policy names; the first is the ratio baseline
+    /// Comma-separated policies, each `name` or `name:key=value,...`
+    /// (`flushwise policies`); the first is the ratio baseline
     /// (default: every registered policy).
-    #[arg(long, value_delimiter = ',')]
-    pub policies: Vec<String>,
+    #[arg(long)]
+    pub policies: Option<PolicyList>,
     /// Runs in parallel (default: available cores).
     #[arg(long)]
     pub jobs: Option<usize>,
@@ -221,7 +240,7 @@ pub fn page_size_flag(text: &str) -> Result<u32, String> {
 
 impl SimArgs {
     /// The simulator configuration these flags describe, for `policy`.
-    pub fn to_config(&self, policy: &str) -> Result<SimConfig, String> {
+    pub fn to_config(&self, policy: &PolicySpec) -> Result<SimConfig, String> {
         let workload = match (self.workload, &self.trace) {
             (WorkloadKind::Tpcc, None) => WorkloadSpec::Tpcc {
                 warehouses: self.warehouses,
@@ -245,7 +264,7 @@ impl SimArgs {
             page_size_bytes: page_size_flag(&self.page_size)?,
             data_device: self.device.clone(),
             log_device: self.log_device.clone().unwrap_or_else(|| self.device.clone()),
-            policy: policy.to_string(),
+            policy: policy.clone(),
             warmup_us: duration_flag("--warmup", &self.warmup)?,
             duration_us: duration_flag("--duration", &self.duration)?,
             seed: self.seed,
@@ -444,10 +463,10 @@ pub struct TpccRunArgs {
     pub location: DbLocationArgs,
     #[command(flatten)]
     pub engine: EngineRunArgs,
-    /// Page-cleaning policy (see `flushwise sim compare` for the list);
-    /// `name:key=value,...` sets its parameters.
+    /// Page-cleaning policy; `name:key=value,...` sets its parameters
+    /// (`flushwise policies` lists them).
     #[arg(long, default_value = flushwise_core::policy::DEFAULT_POLICY)]
-    pub policy: String,
+    pub policy: PolicySpec,
     /// Record the page-reference trace of the measured run (warm-up
     /// included) in the simulator's format to FILE.
     #[arg(long, value_name = "FILE")]
@@ -504,9 +523,10 @@ pub struct EngineCompareArgs {
     /// TPC-C scale [default: the preset's].
     #[arg(long)]
     pub warehouses: Option<u32>,
-    /// Comma-separated policies; the first is the ratio baseline.
-    #[arg(long, value_delimiter = ',', default_value = "mysql56,percona56,self-tuning")]
-    pub policies: Vec<String>,
+    /// Comma-separated policies, each `name` or `name:key=value,...`
+    /// (`flushwise policies`); the first is the ratio baseline.
+    #[arg(long, default_value = "mysql56,percona56,self-tuning")]
+    pub policies: PolicyList,
     #[command(flatten)]
     pub engine: EngineRunArgs,
     /// Results directory (a subdirectory per run of `compare`).

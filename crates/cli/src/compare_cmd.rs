@@ -154,7 +154,6 @@ fn with_preset(args: &EngineCompareArgs) -> (EngineCompareArgs, u32) {
 pub fn command(args: &EngineCompareArgs) -> Result<(), String> {
     let (args, warehouses) = with_preset(args);
     let args = &args;
-    let names = crate::sim_cmd::policy_list(&args.policies)?;
     let run_config = tpcc_cmd::run_config(&args.engine)?;
     let (base, manifest) = prepared_base(args, warehouses)?;
     let copy = location("run", args);
@@ -195,9 +194,10 @@ pub fn command(args: &EngineCompareArgs) -> Result<(), String> {
     );
     let results_dir = results_dir(&args.out)?;
     let mut outcomes = Vec::new();
-    for name in &names {
+    for policy in &args.policies.0 {
+        let name = &policy.to_string();
         copy_prepared(&base, &copy)?;
-        let options = engine_opts::run_options(&copy, &args.engine, name, &manifest)?;
+        let options = engine_opts::run_options(&copy, &args.engine, policy, &manifest)?;
         let spec = EngineRunSpec {
             dir: &copy.dir,
             options,

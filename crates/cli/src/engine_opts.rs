@@ -3,6 +3,7 @@
 //! The database directory itself (manifest, free space, per-policy copy) is
 //! `flushwise_lab::database`.
 
+use flushwise_core::policy::PolicySpec;
 use std::time::Duration;
 
 use flushwise_core::device::DeviceSpec;
@@ -65,10 +66,9 @@ pub fn flush_mode(value: u8) -> Result<FlushMode, String> {
 pub fn run_options(
     location: &DbLocationArgs,
     engine: &EngineRunArgs,
-    policy: &str,
+    policy: &PolicySpec,
     manifest: &Manifest,
 ) -> Result<DbOptions, String> {
-    flushwise_core::policy::build(policy).map_err(|e| format!("--policy: {e}"))?;
     let page_size = PageSize::new(manifest.page_size_bytes as usize)
         .map_err(|e| format!("{MANIFEST_FILE}: page size {}: {e}", manifest.page_size_bytes))?;
     let redo = engine.redo.as_deref().map(|r| size_flag("--redo", r)).transpose()?;
@@ -90,7 +90,7 @@ pub fn run_options(
         data_device: device(&engine.device)?,
         doublewrite: engine.doublewrite == OnOff::On,
         flush_log_at_trx_commit: flush_mode(engine.flush_log_at_commit)?,
-        policy: policy.to_string(),
+        policy: policy.clone(),
         // A quick open: `check` reads every row anyway, and runs start from
         // a cleanly closed database.
         verify_pages_at_open: false,

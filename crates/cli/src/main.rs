@@ -8,7 +8,8 @@
 //! - `sim compare`: the same configuration per policy, side by side;
 //! - `sim experiment`: the papers' experiment grids, scaled or full;
 //! - `sim bench`: simulated buffer requests per wall-clock second;
-//! - `trace record-model | oracle-general | info`.
+//! - `trace record-model | oracle-general | info`;
+//! - `policies`: every policy and its declared parameters.
 //!
 //! Conventions: any bad input prints one line `error: <message>` naming the
 //! flag and what is accepted, and exits 2 (clap's own usage errors exit 2
@@ -30,8 +31,21 @@ use clap::Parser;
 use args::{Cli, Command, SimCommand, TpccCommand, TraceCommand};
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        // A value clap parsed with our parser (a policy): our one line.
+        Err(e) if e.kind() == clap::error::ErrorKind::ValueValidation => {
+            let text = e.to_string();
+            eprintln!("{}", text.lines().next().unwrap_or("error: invalid value"));
+            return ExitCode::from(2);
+        }
+        Err(e) => e.exit(),
+    };
     let outcome = match cli.command {
+        Command::Policies => {
+            print!("{}", flushwise_core::policy::describe_all());
+            Ok(())
+        }
         Command::Sim(SimCommand::Run(a)) => sim_cmd::run(&a),
         Command::Sim(SimCommand::Compare(a)) => sim_cmd::compare(&a),
         Command::Sim(SimCommand::Experiment(a)) => sim_cmd::experiment(&a),

@@ -2,7 +2,7 @@
 
 use std::io::Write;
 
-use flushwise_core::policy;
+use flushwise_core::policy::PolicySpec;
 use flushwise_sim::SimConfig;
 
 use crate::args::{CompareArgs, ExperimentArgs, OutputFormat, RunArgs, SimArgs};
@@ -53,7 +53,7 @@ pub fn run(args: &RunArgs) -> Result<(), String> {
     config.decision_log = args.decisions.is_some() && !jsonl;
     config.iteration_records = jsonl;
     banner(args.sim.output, &config);
-    let out = runner::run_with_progress(config, &args.policy)?;
+    let out = runner::run_with_progress(config, &args.policy.to_string())?;
     if let (Some(path), true) = (&args.decisions, jsonl) {
         write_file(path, &output::iteration_jsonl(&out.iterations), "--decisions")?;
         if out.iterations_dropped > 0 {
@@ -97,39 +97,13 @@ pub fn run(args: &RunArgs) -> Result<(), String> {
     print_stdout(&text)
 }
 
-/// Policy names from `--policies`; every name must be registered.
-/// The `--policies` names, trimmed, at least one, each registered
-/// (`name:key=value` parameters checked too). Shared by `sim compare` and
-/// the engine's `compare`.
-pub fn policy_list(given: &[String]) -> Result<Vec<String>, String> {
-    let names: Vec<String> = given
-        .iter()
-        .map(|s| s.trim().to_string())
-        .filter(|s| !s.is_empty())
-        .collect();
-    if names.is_empty() {
-        return Err(format!(
-            "--policies: give at least one policy; accepted policies are {}",
-            policy::POLICY_NAMES.join(", ")
-        ));
-    }
-    for name in &names {
-        policy::build(name).map_err(|e| format!("--policies: {e}"))?;
-    }
-    Ok(names)
-}
-
 pub fn compare(args: &CompareArgs) -> Result<(), String> {
     // No `--policies`: every registered policy.
-    let names = if args.policies.is_empty() {
-        policy::POLICY_NAMES.iter().map(|s| s.to_string()).collect()
-    } else {
-        policy_list(&args.policies)?
-    };
+    let specs = args.policies.as_ref().map_or_else(PolicySpec::all, |l| l.0.clone());
     // Every configuration is validated before anything runs.
-    let configs: Vec<(String, SimConfig)> = names
+    let configs: Vec<(String, SimConfig)> = specs
         .iter()
-        .map(|name| args.sim.to_config(name).map(|c| (name.clone(), c)))
+        .map(|spec| args.sim.to_config(spec).map(|c| (spec.to_string(), c)))
         .collect::<Result<_, _>>()?;
     for (_, config) in &configs {
         banner(args.sim.output, config);

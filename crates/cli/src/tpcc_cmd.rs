@@ -238,7 +238,7 @@ pub fn run(args: &TpccRunArgs) -> Result<(), String> {
         OutputFormat::Table => println!("{banner}"),
         OutputFormat::Json | OutputFormat::Csv => eprintln!("{banner}"),
     }
-    let label = args.policy.clone();
+    let label = args.policy.to_string();
     let out = engine_run::run(spec, &label, |row| {
         let line = output::interval_line("", row);
         match format {

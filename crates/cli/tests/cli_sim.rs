@@ -159,7 +159,7 @@ fn bad_size_is_one_clear_line() {
 fn unknown_policy_lists_accepted() {
     let o = sim("run", &["--policy", "fastest"]);
     let mut accepted: Vec<&str> = vec!["fastest"];
-    accepted.extend(flushwise_core::policy::POLICY_NAMES);
+    accepted.extend(flushwise_core::policy::names());
     assert_one_error_line(&o, &accepted);
     assert!(stderr(&o).contains("--policy"));
     // compare rejects it before running anything: no banner, no output.

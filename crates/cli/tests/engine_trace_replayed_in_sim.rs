@@ -190,7 +190,7 @@ fn recorded_workload_balances_per_agent_and_replays_in_the_simulator() {
         page_size_bytes: PAGE_BYTES,
         buffer_pool_bytes: 64 * u64::from(PAGE_BYTES),
         redo_bytes: 8 << 20,
-        policy: "self-tuning".into(),
+        policy: "self-tuning".parse().expect("a registered policy"),
         warmup_us: 0,
         duration_us: 3_600_000_000,
         report_interval_us: 1_000_000,

@@ -49,9 +49,44 @@
 //!
 //! Invariant: a resolved user scan depth is at least 1.
 
+use crate::params::{ParamDecl, ParamSet, ParamType, ParamValue};
+
 /// `BUF_LRU_SEARCH_SCAN_THRESHOLD` (5.7 `buf0lru.cc`): the first clean-victim
 /// scan's depth after 5.6.
 pub const SEARCH_SCAN_THRESHOLD_57: u32 = 100;
+
+/// The free-page-path parameters of a policy that stands for 5.6, with
+/// MySQL 5.6.15's values as defaults ([`FreePagePath::MYSQL_5_6_15`]).
+pub const PARAMS: &[ParamDecl] = &[
+    ParamDecl {
+        key: "user_scan_depth",
+        ty: ParamType::ChoiceOrInt {
+            choices: &[("lru_scan_depth", "follows Pscan, MySQL 5.6.15")],
+            min: 1,
+            max: u32::MAX as u64,
+        },
+        default: ParamValue::Name("lru_scan_depth"),
+        doc: "depth of a user's first clean-victim scan (5.7: 100, BUF_LRU_SEARCH_SCAN_THRESHOLD)",
+    },
+    ParamDecl::choice(
+        "single_page_flush",
+        "own_space",
+        &[("own_space", "5.6.12-5.7"), ("all_datafiles", "5.6.10/11")],
+        "what a user's single-page flush syncs besides its write",
+    ),
+    ParamDecl::choice(
+        "lru_written_pages",
+        "stay",
+        &[("stay", "5.6.15"), ("evict", "5.7")],
+        "pages the LRU batch wrote stay on the LRU, clean, or are evicted when written",
+    ),
+    ParamDecl::choice(
+        "preflush_advance",
+        "twice",
+        &[("twice", "5.6.15"), ("once", "5.7")],
+        "how far a writer past the sync margin flushes: 2x or 1x the excess age",
+    ),
+];
 
 /// How deep a user's first clean-victim scan goes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -134,66 +169,26 @@ impl FreePagePath {
         }
     }
 
-    /// The policy-parameter keys this struct reads ([`Self::from_params`]).
-    pub const PARAM_KEYS: [&'static str; 4] = [
-        "user_scan_depth",
-        "single_page_flush",
-        "lru_written_pages",
-        "preflush_advance",
-    ];
-
-    /// Reads `user_scan_depth=lru_scan_depth|N`,
-    /// `single_page_flush=own_space|all_datafiles`,
-    /// `lru_written_pages=stay|evict` and `preflush_advance=twice|once`
-    /// over `self` (the defaults).
-    pub fn from_params(self, params: &mut crate::policy::PolicyParams) -> Result<FreePagePath, String> {
-        let scan_default = match self.user_scan_depth {
-            UserScanDepth::LruScanDepth => "lru_scan_depth".to_string(),
-            UserScanDepth::Fixed(n) => n.to_string(),
-        };
-        let scan: String = params.get("user_scan_depth", scan_default)?;
-        let user_scan_depth = match scan.as_str() {
-            "lru_scan_depth" | "pscan" => UserScanDepth::LruScanDepth,
-            n => match n.parse::<u32>() {
-                Ok(depth) if depth >= 1 => UserScanDepth::Fixed(depth),
-                _ => {
-                    return Err(format!(
-                        "bad value '{n}' for user_scan_depth: accepted are lru_scan_depth (MySQL 5.6.15) \
-                         or a page count >= 1 (5.7: 100)"
-                    ))
-                }
+    /// Builds the path from a policy's parameters ([`PARAMS`]).
+    pub fn from_params(params: &ParamSet) -> FreePagePath {
+        FreePagePath {
+            user_scan_depth: match params.value("user_scan_depth") {
+                ParamValue::Int(depth) => UserScanDepth::Fixed(u32::try_from(depth).unwrap_or(u32::MAX)),
+                _ => UserScanDepth::LruScanDepth,
             },
-        };
-        let single_page_flush = params.choice(
-            "single_page_flush",
-            self.single_page_flush,
-            &[
-                ("own_space", SinglePageFlush::OwnSpace, "5.6.12-5.7"),
-                ("all_datafiles", SinglePageFlush::AllDatafiles, "5.6.10/11"),
-            ],
-        )?;
-        let lru_written_pages = params.choice(
-            "lru_written_pages",
-            self.lru_written_pages,
-            &[
-                ("stay", LruWrittenPages::StayOnLru, "5.6.15"),
-                ("evict", LruWrittenPages::EvictOnCompletion, "5.7"),
-            ],
-        )?;
-        let preflush_advance = params.choice(
-            "preflush_advance",
-            self.preflush_advance,
-            &[
-                ("twice", PreflushAdvance::TwiceExcessWaitRunning, "5.6.15"),
-                ("once", PreflushAdvance::Excess, "5.7"),
-            ],
-        )?;
-        Ok(FreePagePath {
-            user_scan_depth,
-            single_page_flush,
-            lru_written_pages,
-            preflush_advance,
-        })
+            single_page_flush: match params.name("single_page_flush") {
+                "all_datafiles" => SinglePageFlush::AllDatafiles,
+                _ => SinglePageFlush::OwnSpace,
+            },
+            lru_written_pages: match params.name("lru_written_pages") {
+                "evict" => LruWrittenPages::EvictOnCompletion,
+                _ => LruWrittenPages::StayOnLru,
+            },
+            preflush_advance: match params.name("preflush_advance") {
+                "once" => PreflushAdvance::Excess,
+                _ => PreflushAdvance::TwiceExcessWaitRunning,
+            },
+        }
     }
 
     /// (name, value) pairs for a policy's `parameters()`: the scan depth as

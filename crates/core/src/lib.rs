@@ -21,6 +21,7 @@ pub mod free_page_path;
 pub mod iteration_log;
 pub mod list;
 pub mod page_table;
+pub mod params;
 pub mod policy;
 pub mod redo_space;
 pub mod stats;

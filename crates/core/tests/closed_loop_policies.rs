@@ -27,7 +27,7 @@ use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
 use flushwise_core::device::{DeviceModel, DeviceSpec, IoKind, IoRequest};
-use flushwise_core::policy::{self, POLICY_NAMES};
+use flushwise_core::policy;
 use flushwise_core::{
     BufferPool, BufferPoolConfig, CleanerAction, DecisionLog, FixIntent, FixOutcome, FrameId, FreeCheck, Lsn,
     PageCleaner, PageId, PoolCounters, RedoConfig, Sleep, TimeUs, WaitFor, WriteOrder,
@@ -633,7 +633,7 @@ fn summary(policy: &str, o: &Outcome) -> String {
 #[test]
 fn every_policy_keeps_invariants_progresses_and_is_deterministic() {
     let scenario = Scenario::oltp(0x5EED_0001);
-    for &name in POLICY_NAMES {
+    for name in policy::names() {
         let first = run(&scenario, name);
         println!("{}", summary(name, &first));
         let second = run(&scenario, name);
@@ -660,8 +660,8 @@ fn every_policy_keeps_invariants_progresses_and_is_deterministic() {
 
 #[test]
 fn a_different_seed_gives_a_different_run() {
-    let a = run(&Scenario::oltp(1), POLICY_NAMES[0]);
-    let b = run(&Scenario::oltp(2), POLICY_NAMES[0]);
+    let a = run(&Scenario::oltp(1), policy::REGISTRY[0].name);
+    let b = run(&Scenario::oltp(2), policy::REGISTRY[0].name);
     assert_ne!(a.counters, b.counters);
 }
 

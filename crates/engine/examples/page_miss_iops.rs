@@ -41,7 +41,7 @@ struct Args {
     /// Engine phases, each between two raw phases.
     rounds: usize,
     io: IoMode,
-    policy: String,
+    policy: flushwise_core::policy::PolicySpec,
     hit_fast_path: bool,
 }
 
@@ -54,7 +54,7 @@ fn parse_args() -> Result<Args, String> {
         seconds: 5.0,
         rounds: 3,
         io: IoMode::Direct,
-        policy: "mysql56".into(),
+        policy: "mysql56".parse().expect("a registered policy"),
         hit_fast_path: true,
     };
     let mut it = std::env::args().skip(1);
@@ -69,7 +69,7 @@ fn parse_args() -> Result<Args, String> {
             "--seconds" => args.seconds = value()?.parse().map_err(|e| bad(&e))?,
             "--rounds" => args.rounds = value()?.parse::<usize>().map_err(|e| bad(&e))?.max(1),
             "--io" => args.io = value()?.parse().map_err(|e| bad(&e))?,
-            "--policy" => args.policy = value()?,
+            "--policy" => args.policy = value()?.parse()?,
             "--no-hit-fast-path" => args.hit_fast_path = false,
             "-h" | "--help" => {
                 return Err(

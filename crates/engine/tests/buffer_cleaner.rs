@@ -7,13 +7,13 @@ use std::time::{Duration, Instant};
 
 use common::buffer::{allocate_filled, open_db, shell_config, ts_path};
 use common::faulty_file;
-use flushwise_core::policy::POLICY_NAMES;
+use flushwise_core::policy;
 use flushwise_engine::page_store::{Latch, PageGuard, PageStore};
 use flushwise_engine::storage::{FaultPlan, StorageBackend};
 
 #[test]
 fn every_policy_runs_the_page_cleaner() {
-    for &policy in POLICY_NAMES {
+    for policy in policy::names() {
         let dir = tempfile::tempdir().unwrap();
         let mut config = shell_config(64, policy);
         config.decision_log = true;

@@ -292,7 +292,7 @@ pub fn run(
     let mut previous: PoolCounters = start_snapshot.counters;
     let mut rows = Vec::new();
     let warmup_s = spec.run.warmup.as_secs_f64();
-    let policy = spec.options.policy.clone();
+    let policy = spec.options.policy.to_string();
     let seed = spec.run.seed;
     let mut on_interval = |r: &IntervalReport| {
         let m = db.shell().metrics();
@@ -367,7 +367,7 @@ pub fn run(
         .collect();
     let result = RunResult {
         shell: SHELL_ENGINE.to_string(),
-        policy: spec.options.policy.clone(),
+        policy: spec.options.policy.to_string(),
         workload: "tpcc-engine".into(),
         device: device_text(&spec.options.data_device, spec.options.io),
         // The redo log is always a buffered file on this machine's disk

@@ -27,7 +27,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use flushwise_core::policy;
+use flushwise_core::policy::PolicySpec;
 
 /// Warm-up of the scaled SSD experiments: 10 simulated minutes (the paper
 /// warms up 30). Adaptive flushing needs 30 iterations to form its averages
@@ -64,7 +64,7 @@ pub const EXPERIMENTS: &[(&str, &str)] = &[
 ];
 
 /// A policy of a grid: the registry name and how tables label it.
-struct PolicySpec {
+struct ExperimentPolicy {
     name: &'static str,
     label: &'static str,
 }
@@ -81,23 +81,23 @@ struct Experiment {
     title: &'static str,
     /// Name of the varied parameter (a CSV column).
     varied: &'static str,
-    policies: Vec<PolicySpec>,
+    policies: Vec<ExperimentPolicy>,
     points: Vec<Point>,
     /// (numerator label, denominator label) ratios of NOPM to print.
     ratios: Vec<(&'static str, &'static str)>,
     scale: String,
 }
 
-const LEE_POLICIES: [PolicySpec; 3] = [
-    PolicySpec {
+const LEE_POLICIES: [ExperimentPolicy; 3] = [
+    ExperimentPolicy {
         name: "mysql56",
         label: "mysql56",
     },
-    PolicySpec {
+    ExperimentPolicy {
         name: "percona56",
         label: "percona56",
     },
-    PolicySpec {
+    ExperimentPolicy {
         name: "self-tuning",
         label: "self-tuning",
     },
@@ -351,15 +351,15 @@ fn build(name: &str, full: bool, seed: u64) -> Result<Experiment, String> {
                 title: "Wang & Bunt Table 4: average throughput (NOPM) and C.O.V.",
                 varied: "setup",
                 policies: vec![
-                    PolicySpec {
+                    ExperimentPolicy {
                         name: "db2",
                         label: "db2 (2 cleaners)",
                     },
-                    PolicySpec {
+                    ExperimentPolicy {
                         name: "db2:cleaners=50",
                         label: "db2 (50 cleaners)",
                     },
-                    PolicySpec {
+                    ExperimentPolicy {
                         name: "db2-aiop",
                         label: "db2-aiop",
                     },
@@ -422,10 +422,10 @@ pub fn run(args: &ExperimentRequest, out: &mut dyn Write) -> Result<(), String> 
     let exp = build(&args.name, args.full, args.seed)?;
     let started = Instant::now();
     let mut notes: Vec<String> = Vec::new();
-    let mut runnable: Vec<&PolicySpec> = Vec::new();
+    let mut runnable: Vec<(&ExperimentPolicy, PolicySpec)> = Vec::new();
     for p in &exp.policies {
-        match policy::build(p.name) {
-            Ok(_) => runnable.push(p),
+        match PolicySpec::parse(p.name) {
+            Ok(spec) => runnable.push((p, spec)),
             Err(e) => notes.push(format!("skipped {}: {e}", p.label)),
         }
     }
@@ -434,12 +434,12 @@ pub fn run(args: &ExperimentRequest, out: &mut dyn Write) -> Result<(), String> 
             notes.push(format!("{} {}: {note}", exp.varied, point.value));
         }
     }
-    let mut cells: Vec<(usize, &PolicySpec)> = Vec::new();
+    let mut cells: Vec<(usize, &ExperimentPolicy)> = Vec::new();
     let mut configs: Vec<(String, SimConfig)> = Vec::new();
     for (i, point) in exp.points.iter().enumerate() {
-        for p in &runnable {
+        for (p, spec) in &runnable {
             let config = SimConfig {
-                policy: p.name.to_string(),
+                policy: spec.clone(),
                 ..point.config.clone()
             };
             config.validate()?;

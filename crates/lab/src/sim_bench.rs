@@ -33,7 +33,7 @@ fn base_config() -> SimConfig {
         connections: AGENTS,
         buffer_pool_bytes: 64 << 20,
         warmup_us: 0,
-        policy: flushwise_core::policy::DEFAULT_POLICY.into(),
+        policy: flushwise_core::policy::PolicySpec::default(),
         ..SimConfig::default()
     }
 }

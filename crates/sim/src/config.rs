@@ -9,7 +9,8 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use flushwise_core::device::DeviceSpec;
-use flushwise_core::{policy, TimeUs};
+use flushwise_core::policy::PolicySpec;
+use flushwise_core::TimeUs;
 
 /// Where the page references come from.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -69,7 +70,8 @@ pub struct SimConfig {
     pub data_device: String,
     /// Device model for the redo log (separate disk, Lee et al. §5.1).
     pub log_device: String,
-    pub policy: String,
+    #[serde(serialize_with = "serialize_display")]
+    pub policy: PolicySpec,
     pub warmup_us: TimeUs,
     pub duration_us: TimeUs,
     pub seed: u64,
@@ -98,7 +100,7 @@ impl Default for SimConfig {
             page_size_bytes: 16384,
             data_device: "samsung-850-pro".into(),
             log_device: "samsung-850-pro".into(),
-            policy: flushwise_core::policy::DEFAULT_POLICY.into(),
+            policy: PolicySpec::default(),
             warmup_us: 60_000_000,
             duration_us: 120_000_000,
             seed: 1,
@@ -156,7 +158,6 @@ impl SimConfig {
                 self.connections
             ));
         }
-        policy::build(&self.policy).map_err(|e| format!("--policy: {e}"))?;
         DeviceSpec::parse(&self.data_device).map_err(|e| format!("--device: {e}"))?;
         DeviceSpec::parse(&self.log_device).map_err(|e| format!("--log-device: {e}"))?;
         flushwise_core::RedoMargins::compute(
@@ -187,6 +188,10 @@ impl SimConfig {
     }
 }
 
+fn serialize_display<S: serde::Serializer>(value: &PolicySpec, s: S) -> Result<S::Ok, S::Error> {
+    s.collect_str(value)
+}
+
 /// The 16-hex-digit FNV-1a hash of a canonical configuration text; every
 /// run of the simulator and of the engine names its configuration by it.
 pub fn config_hash_of(canonical: &str) -> String {
@@ -211,13 +216,6 @@ mod tests {
                     ..SimConfig::default()
                 },
                 "--connections",
-            ),
-            (
-                SimConfig {
-                    policy: "fastest".into(),
-                    ..SimConfig::default()
-                },
-                "--policy",
             ),
             (
                 SimConfig {

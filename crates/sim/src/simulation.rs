@@ -45,7 +45,7 @@ use std::time::Instant;
 
 use flushwise_core::device::{DeviceModel, DeviceSpec, IoKind, IoRequest};
 use flushwise_core::{
-    policy, BufferPool, BufferPoolConfig, CheckpointReason, CleanerAction, DecisionLog, FixIntent, FixOutcome, FrameId,
+    BufferPool, BufferPoolConfig, CheckpointReason, CleanerAction, DecisionLog, FixIntent, FixOutcome, FrameId,
     FreeCheck, IterationRecord, Lsn, PageCleaner, PoolCounters, RedoConfig, SinglePageFlush, Sleep, TimeUs, WaitFor,
     WriteOrder,
 };
@@ -210,7 +210,7 @@ impl Simulation {
             thread_concurrency: config.thread_concurrency,
         };
         let mut pool = BufferPool::new(pool_config, Lsn(1))?;
-        let policy = policy::build(&config.policy)?;
+        let policy = config.policy.build();
         let log = DecisionLog::new(100_000, config.decision_log);
         let mut cleaner = PageCleaner::new(policy, &mut pool, log);
         if config.iteration_records {
@@ -743,7 +743,7 @@ impl Simulation {
         let txns = self.txns.since(&self.last_report_txns);
         let seconds = (now - self.last_report_us) as f64 / 1e6;
         self.rows.push(IntervalRow {
-            policy: self.config.policy.clone(),
+            policy: self.config.policy.to_string(),
             seed: self.config.seed,
             config_hash: self.config.config_hash(),
             time_s: (now as f64 - self.config.warmup_us as f64) / 1e6,
@@ -785,7 +785,7 @@ impl Simulation {
             .collect();
         RunResult {
             shell: SHELL_SIMULATOR.to_string(),
-            policy: self.config.policy.clone(),
+            policy: self.config.policy.to_string(),
             workload: self.workload.describe(),
             device: self.config.data_device.clone(),
             log_device: self.config.log_device.clone(),

@@ -13,7 +13,7 @@ fn small(policy: &str, seed: u64) -> SimConfig {
         connections: 8,
         buffer_pool_bytes: 16 << 20,
         redo_bytes: 64 << 20,
-        policy: policy.into(),
+        policy: policy.parse().expect("a registered policy"),
         warmup_us: 5_000_000,
         duration_us: 10_000_000,
         report_interval_us: 2_000_000,

@@ -48,8 +48,34 @@
 //! from its own rule; estimate's request is `bpl` with an LSN limit no older
 //! than the oldest modification; neither flushes from its rule past 87.5%.
 
-use crate::policy::innodb_plugin::{master_thread_plan, pct_io, MasterBatch, MasterLoop, MasterThreadConfig};
-use crate::policy::{FlushListPlan, FlushPolicy, IterationReport, Plan, PolicyCtx, Sleep};
+use crate::policy::innodb_plugin::{
+    master_thread_plan, pct_io, MasterBatch, MasterLoop, MasterThreadConfig, MASTER_PARAMS,
+};
+use crate::policy::{FlushListPlan, FlushPolicy, IterationReport, Plan, PolicyCtx, PolicyEntry, Sleep};
+
+pub const ENTRY_REFLEX: PolicyEntry = PolicyEntry {
+    name: "adaptive-checkpoint-reflex",
+    about: "Percona's adaptive_checkpoint=reflex (paper 001): flush by bands of the checkpoint age",
+    params: &[MASTER_PARAMS],
+    build: |p| {
+        Box::new(AdaptiveCheckpoint::new(AdaptiveCheckpointConfig {
+            master: MasterThreadConfig::from_params(p),
+            ..AdaptiveCheckpointConfig::reflex()
+        }))
+    },
+};
+
+pub const ENTRY_ESTIMATE: PolicyEntry = PolicyEntry {
+    name: "adaptive-checkpoint-estimate",
+    about: "Percona's adaptive_checkpoint=estimate (paper 001): flush at the rate the age grows",
+    params: &[MASTER_PARAMS],
+    build: |p| {
+        Box::new(AdaptiveCheckpoint::new(AdaptiveCheckpointConfig {
+            master: MasterThreadConfig::from_params(p),
+            ..AdaptiveCheckpointConfig::estimate()
+        }))
+    },
+};
 use crate::types::Lsn;
 
 /// Which `innodb_adaptive_checkpoint` method.

@@ -58,10 +58,56 @@
 //! - The softmax LSN limit never passes the log head.
 
 use crate::buffer_pool::{BufferPool, LruMode, WakeThresholds};
+use crate::params::{ParamDecl, ParamSet};
 use crate::policy::{
-    FlushListPlan, FlushPolicy, IterationPlan, IterationReport, Plan, PolicyCtx, Sleep, WaitFor, LRU_CHUNK_PAGES,
+    FlushListPlan, FlushPolicy, IterationPlan, IterationReport, Plan, PolicyCtx, PolicyEntry, Sleep, WaitFor,
+    LRU_CHUNK_PAGES,
 };
 use crate::types::Lsn;
+
+/// `chngpgs_thresh`: 60 (%), Db2's default.
+pub const DIRTY_PAGE_THRESHOLD_PCT: ParamDecl = ParamDecl::float(
+    "dirty_page_threshold_pct",
+    60.0,
+    0.0,
+    100.0,
+    "chngpgs_thresh: dirty share of the pool that wakes the cleaners (Db2 default 60)",
+);
+/// `softmax` as % of the redo capacity (module docs).
+pub const SOFTMAX_PCT: ParamDecl = ParamDecl::float(
+    "softmax_pct",
+    DB2_SOFTMAX_PCT_OF_CAPACITY,
+    0.0,
+    100.0,
+    "softmax as % of the redo capacity: one of logprimary=3 files (100/3)",
+);
+
+/// `db2`'s parameters.
+pub const PARAMS: &[ParamDecl] = &[
+    ParamDecl::int(
+        "cleaners",
+        2,
+        1,
+        4096,
+        "num_iocleaners: page-cleaner threads (paper 002's DB2: 2)",
+    ),
+    DIRTY_PAGE_THRESHOLD_PCT,
+    SOFTMAX_PCT,
+    ParamDecl::int(
+        "pages_per_round",
+        LRU_CHUNK_PAGES as u64,
+        1,
+        u32::MAX as u64,
+        "pages a cleaner writes before waiting for them",
+    ),
+];
+
+pub const ENTRY: PolicyEntry = PolicyEntry {
+    name: "db2",
+    about: "DB2's page cleaners (paper 002): woken by chngpgs_thresh, softmax and dirty steals",
+    params: &[PARAMS],
+    build: |p| Box::new(Db2::new(Db2Config::from_params(p))),
+};
 
 /// `logprimary` default in Db2 (circular logging): the number of primary log
 /// files `softmax` is a fraction of.
@@ -81,11 +127,9 @@ pub struct Db2Triggers {
 }
 
 impl Default for Db2Triggers {
+    /// The declared defaults ([`DIRTY_PAGE_THRESHOLD_PCT`], [`SOFTMAX_PCT`]).
     fn default() -> Self {
-        Self {
-            dirty_page_threshold_pct: 60.0,
-            softmax_pct: DB2_SOFTMAX_PCT_OF_CAPACITY,
-        }
+        Db2Config::default().triggers()
     }
 }
 
@@ -220,12 +264,17 @@ pub struct Db2Config {
 
 impl Default for Db2Config {
     fn default() -> Self {
-        let triggers = Db2Triggers::default();
+        Self::from_params(&ParamSet::defaults(ENTRY.params))
+    }
+}
+
+impl Db2Config {
+    pub fn from_params(p: &ParamSet) -> Self {
         Self {
-            cleaners: 2,
-            dirty_page_threshold_pct: triggers.dirty_page_threshold_pct,
-            softmax_pct: triggers.softmax_pct,
-            pages_per_round: LRU_CHUNK_PAGES,
+            cleaners: p.u32("cleaners"),
+            dirty_page_threshold_pct: p.f64("dirty_page_threshold_pct"),
+            softmax_pct: p.f64("softmax_pct"),
+            pages_per_round: p.u32("pages_per_round"),
         }
     }
 }

@@ -56,11 +56,54 @@
 //! - Every sleep ends at the next tuning instant at the latest.
 
 use crate::buffer_pool::{BufferPool, LruMode, WakeThresholds, WriteKind};
-use crate::policy::db2::{Db2Triggers, Triggered};
+use crate::params::{ParamDecl, ParamSet};
+use crate::policy::db2::{Db2Triggers, Triggered, DIRTY_PAGE_THRESHOLD_PCT, SOFTMAX_PCT};
 use crate::policy::{
-    FlushListPlan, FlushPolicy, IterationPlan, IterationReport, Plan, PolicyCtx, Sleep, WaitFor, LRU_CHUNK_PAGES,
+    FlushListPlan, FlushPolicy, IterationPlan, IterationReport, Plan, PolicyCtx, PolicyEntry, Sleep, WaitFor,
+    LRU_CHUNK_PAGES,
 };
 use crate::types::{Lsn, TimeUs};
+
+/// `db2-aiop`'s parameters (the tuning rule's constants, §7 and §8.2).
+pub const PARAMS: &[ParamDecl] = &[
+    DIRTY_PAGE_THRESHOLD_PCT,
+    SOFTMAX_PCT,
+    ParamDecl::float(
+        "delta_dirty_up",
+        7.5,
+        0.0,
+        1000.0,
+        "delta_d-up: AioP rise per dirty-threshold breach (§7: 7.5)",
+    ),
+    ParamDecl::float(
+        "delta_dirty_down",
+        7.5,
+        0.0,
+        1000.0,
+        "delta_d-down: AioP fall when under the threshold (§7: 7.5)",
+    ),
+    ParamDecl::float(
+        "delta_sync",
+        7.5,
+        0.0,
+        1000.0,
+        "delta_s: AioP rise per synchronous write (§7: 7.5)",
+    ),
+    ParamDecl::int(
+        "interval_us",
+        100_000,
+        1,
+        3_600_000_000,
+        "I: the tuning interval (§8.2: 100 ms)",
+    ),
+];
+
+pub const ENTRY: PolicyEntry = PolicyEntry {
+    name: "db2-aiop",
+    about: "Ou et al.'s AioP (paper 002): a target share of the device's writes in flight, tuned every I",
+    params: &[PARAMS],
+    build: |p| Box::new(Db2Aiop::new(Db2AiopConfig::from_params(p))),
+};
 
 /// What S, the synchronous-write term of the tuning rule, counts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -97,16 +140,21 @@ pub struct Db2AiopConfig {
 
 impl Default for Db2AiopConfig {
     fn default() -> Self {
-        let triggers = Db2Triggers::default();
+        Self::from_params(&ParamSet::defaults(ENTRY.params))
+    }
+}
+
+impl Db2AiopConfig {
+    pub fn from_params(p: &ParamSet) -> Self {
         Self {
-            dirty_page_threshold_pct: triggers.dirty_page_threshold_pct,
-            softmax_pct: triggers.softmax_pct,
+            dirty_page_threshold_pct: p.f64("dirty_page_threshold_pct"),
+            softmax_pct: p.f64("softmax_pct"),
             initial_aiop: 0.0,
             aiop_floor: 0.01,
-            delta_dirty_up: 7.5,
-            delta_dirty_down: 7.5,
-            delta_sync: 7.5,
-            interval_us: 100_000,
+            delta_dirty_up: p.f64("delta_dirty_up"),
+            delta_dirty_down: p.f64("delta_dirty_down"),
+            delta_sync: p.f64("delta_sync"),
+            interval_us: p.u64("interval_us"),
             max_pages_per_send: LRU_CHUNK_PAGES,
             sync_measure: SyncWriteMeasure::PendingAtCheck,
         }

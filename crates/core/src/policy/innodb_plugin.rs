@@ -61,7 +61,8 @@
 //! sums equal the sums of the samples.
 
 use crate::buffer_pool::BufferPool;
-use crate::policy::{FlushListPlan, FlushPolicy, IterationPlan, IterationReport, Plan, PolicyCtx, Sleep};
+use crate::params::{ParamDecl, ParamSet};
+use crate::policy::{FlushListPlan, FlushPolicy, IterationPlan, IterationReport, Plan, PolicyCtx, PolicyEntry, Sleep};
 use crate::types::{Lsn, TimeUs, SECOND_US};
 
 /// `BUF_FLUSH_STAT_N_INTERVAL` (buf0flu.c, InnoDB Plugin 1.0.4).
@@ -88,10 +89,42 @@ pub struct MasterThreadConfig {
     pub log_free_check_preflush: bool,
 }
 
+/// `innodb_io_capacity` of the three paper-001 policies.
+pub const MASTER_IO_CAPACITY: ParamDecl = ParamDecl::int(
+    "io_capacity",
+    4000,
+    100,
+    u32::MAX as u64,
+    "innodb_io_capacity: 4000 in paper 001's runs (plugin default 200)",
+);
+
+/// The parameters of the three paper-001 policies.
+pub const MASTER_PARAMS: &[ParamDecl] = &[MASTER_IO_CAPACITY];
+
+pub const ENTRY: PolicyEntry = PolicyEntry {
+    name: "innodb-adaptive-flushing",
+    about: "the InnoDB Plugin's master thread with innodb_adaptive_flushing (paper 001)",
+    params: &[MASTER_PARAMS],
+    build: |p| {
+        Box::new(InnodbPlugin::new(InnodbPluginConfig {
+            master: MasterThreadConfig::from_params(p),
+        }))
+    },
+};
+
+impl MasterThreadConfig {
+    pub fn from_params(p: &ParamSet) -> Self {
+        Self {
+            io_capacity: p.u32("io_capacity"),
+            ..Self::default()
+        }
+    }
+}
+
 impl Default for MasterThreadConfig {
     fn default() -> Self {
         Self {
-            io_capacity: 4000,
+            io_capacity: ParamSet::defaults(ENTRY.params).u32("io_capacity"),
             max_dirty_pages_pct: 90,
             log_free_check_preflush: true,
         }

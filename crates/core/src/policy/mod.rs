@@ -15,13 +15,15 @@
 //! 5. [`FlushPolicy::end_iteration`] receives the iteration's Table-2
 //!    statistics ([`IterationReport`]) and returns the sleep.
 //!
-//! Adding a policy is one file here plus one line in [`registry`].
+//! Adding a policy is one file here (its configuration, its declared
+//! parameters and its `ENTRY`) plus one line in [`REGISTRY`]; a policy is
+//! named and configured by a [`PolicySpec`], parsed once at the edge.
 //! Every rule a policy fires is recorded in the decision log through
 //! [`PolicyCtx::decide`].
 
 use crate::buffer_pool::{BufferPool, LruMode, WakeThresholds};
 use crate::decision_log::DecisionLog;
-use crate::free_page_path::FreePagePath;
+use crate::params::{ParamDecl, ParamSet};
 use crate::stats::PoolCounters;
 use crate::types::{Lsn, TimeUs, SECOND_US};
 
@@ -242,238 +244,186 @@ pub trait FlushPolicy: Send {
 /// self-tuning algorithm (until flushwise's own policy lands).
 pub const DEFAULT_POLICY: &str = "self-tuning";
 
-/// Names accepted by [`build`], in the order reports list them.
-pub const POLICY_NAMES: &[&str] = &[
-    "mysql56",
-    "percona56",
-    "self-tuning",
-    "db2",
-    "db2-aiop",
-    "adaptive-checkpoint-reflex",
-    "adaptive-checkpoint-estimate",
-    "innodb-adaptive-flushing",
-];
-
-/// Parameters given after a policy name: `name:key=value,key=value`.
-///
-/// Each policy takes the keys it documents; an unknown key or a bad value is
-/// an error naming the key and what is accepted.
-pub struct PolicyParams {
-    name: String,
-    pairs: Vec<(String, String)>,
-    used: Vec<bool>,
+/// A registered policy: its name, what it stands for, its declared
+/// parameters and how to build it from them.
+pub struct PolicyEntry {
+    /// Registry name, e.g. `self-tuning`.
+    pub name: &'static str,
+    /// One line: the algorithm and its source.
+    pub about: &'static str,
+    /// Its parameters, in groups (its own, then shared ones such as
+    /// [`crate::free_page_path::PARAMS`]).
+    pub params: &'static [&'static [ParamDecl]],
+    /// Builds the policy; the parameters are already validated.
+    pub build: fn(&ParamSet) -> Box<dyn FlushPolicy>,
 }
 
-impl PolicyParams {
-    fn parse(spec: &str) -> Result<(String, PolicyParams), String> {
-        let (name, rest) = match spec.split_once(':') {
+/// Every policy, in the order reports list them. Adding a policy is one
+/// file with its `ENTRY` plus one line here.
+pub const REGISTRY: &[&PolicyEntry] = &[
+    &mysql56::ENTRY,
+    &percona56::ENTRY,
+    &self_tuning::ENTRY,
+    &db2::ENTRY,
+    &db2_aiop::ENTRY,
+    &adaptive_checkpoint::ENTRY_REFLEX,
+    &adaptive_checkpoint::ENTRY_ESTIMATE,
+    &innodb_plugin::ENTRY,
+];
+
+/// Registered policy names, in registry order.
+pub fn names() -> impl Iterator<Item = &'static str> {
+    REGISTRY.iter().map(|e| e.name)
+}
+
+/// The registry entry called `name`.
+pub fn entry(name: &str) -> Option<&'static PolicyEntry> {
+    REGISTRY.iter().copied().find(|e| e.name == name)
+}
+
+/// A policy named and configured: `name` or `name:key=value,key=value`,
+/// parsed and validated once at the edge (command line, configuration),
+/// then carried as a value; building it cannot fail.
+#[derive(Clone)]
+pub struct PolicySpec {
+    entry: &'static PolicyEntry,
+    params: ParamSet,
+}
+
+impl PolicySpec {
+    /// Parses and validates `name` or `name:key=value,...`: an unknown
+    /// policy, an unknown key or a bad value is an error naming it and what
+    /// is accepted.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let (name, rest) = match text.split_once(':') {
             Some((n, r)) => (n.trim(), r),
-            None => (spec.trim(), ""),
+            None => (text.trim(), ""),
         };
-        let mut pairs = Vec::new();
-        for item in rest.split(',').map(str::trim).filter(|i| !i.is_empty()) {
-            let (k, v) = item
-                .split_once('=')
-                .ok_or_else(|| format!("policy '{spec}': parameter '{item}' must be key=value"))?;
-            pairs.push((k.trim().to_string(), v.trim().to_string()));
-        }
-        let used = vec![false; pairs.len()];
-        Ok((
-            name.to_string(),
-            PolicyParams {
-                name: name.to_string(),
-                pairs,
-                used,
-            },
-        ))
+        let entry = entry(name).ok_or_else(|| {
+            format!(
+                "unknown policy '{name}': accepted policies are {}",
+                names().collect::<Vec<_>>().join(", ")
+            )
+        })?;
+        let params = ParamSet::parse(entry.name, entry.params, rest)?;
+        Ok(Self { entry, params })
     }
 
-    /// The value of `key` parsed as `T`, or `default`.
-    pub fn get<T: std::str::FromStr>(&mut self, key: &str, default: T) -> Result<T, String> {
-        match self.pairs.iter().position(|(k, _)| k == key) {
-            None => Ok(default),
-            Some(i) => {
-                self.used[i] = true;
-                self.pairs[i]
-                    .1
-                    .parse()
-                    .map_err(|_| format!("policy {}: bad value '{}' for {key}", self.name, self.pairs[i].1))
+    pub fn name(&self) -> &'static str {
+        self.entry.name
+    }
+
+    pub fn entry(&self) -> &'static PolicyEntry {
+        self.entry
+    }
+
+    /// The parameters, given or defaulted.
+    pub fn params(&self) -> &ParamSet {
+        &self.params
+    }
+
+    /// A fresh policy with these parameters.
+    pub fn build(&self) -> Box<dyn FlushPolicy> {
+        (self.entry.build)(&self.params)
+    }
+
+    /// A comma-separated list of policies, where a `key=value` item belongs
+    /// to the policy before it: `db2:cleaners=50,softmax_pct=12.5,mysql56`
+    /// is two policies. At least one; each validated.
+    pub fn parse_list(text: &str) -> Result<Vec<PolicySpec>, String> {
+        let mut texts: Vec<String> = Vec::new();
+        for item in text.split(',').map(str::trim).filter(|i| !i.is_empty()) {
+            let is_parameter = item.contains('=') && !item.contains(':');
+            match texts.last_mut() {
+                Some(last) if is_parameter => {
+                    last.push(',');
+                    last.push_str(item);
+                }
+                None if is_parameter => {
+                    return Err(format!("parameter '{item}' comes before any policy name"));
+                }
+                _ => texts.push(item.to_string()),
             }
         }
+        if texts.is_empty() {
+            return Err(format!(
+                "give at least one policy; accepted policies are {}",
+                names().collect::<Vec<_>>().join(", ")
+            ));
+        }
+        texts.iter().map(|t| Self::parse(t)).collect()
+    }
+}
+
+impl PolicySpec {
+    /// `entry` with every parameter at its default.
+    pub fn with_defaults(entry: &'static PolicyEntry) -> Self {
+        Self {
+            entry,
+            params: ParamSet::defaults(entry.params),
+        }
     }
 
-    /// The value of `key` as one of `choices` (name, value, what it means),
-    /// or `default`; a bad name is an error listing the accepted ones.
-    pub fn choice<T: Copy + PartialEq>(
-        &mut self,
-        key: &str,
-        default: T,
-        choices: &[(&str, T, &str)],
-    ) -> Result<T, String> {
-        let default_name = choices
-            .iter()
-            .find(|(_, v, _)| *v == default)
-            .map_or("", |(n, _, _)| *n)
-            .to_string();
-        let given: String = self.get(key, default_name)?;
-        choices
-            .iter()
-            .find(|(n, _, _)| *n == given)
-            .map(|(_, v, _)| *v)
-            .ok_or_else(|| {
-                let accepted: Vec<String> = choices.iter().map(|(n, _, what)| format!("{n} ({what})")).collect();
-                format!(
-                    "policy {}: bad value '{given}' for {key}: accepted are {}",
-                    self.name,
-                    accepted.join(", ")
-                )
-            })
+    /// Every registered policy with its defaults, in registry order.
+    pub fn all() -> Vec<PolicySpec> {
+        REGISTRY.iter().map(|e| Self::with_defaults(e)).collect()
     }
+}
 
-    /// Fails on any key the policy did not read, listing the accepted ones.
-    fn finish(&self, accepted: &[&str]) -> Result<(), String> {
-        for (i, (k, _)) in self.pairs.iter().enumerate() {
-            if !self.used[i] {
-                return Err(format!(
-                    "policy {}: unknown parameter '{k}': accepted parameters are {}",
-                    self.name,
-                    if accepted.is_empty() {
-                        "none".to_string()
-                    } else {
-                        accepted.join(", ")
-                    }
-                ));
-            }
+impl Default for PolicySpec {
+    /// [`DEFAULT_POLICY`] with its defaults.
+    fn default() -> Self {
+        Self::with_defaults(entry(DEFAULT_POLICY).unwrap_or(REGISTRY[0]))
+    }
+}
+
+impl PartialEq for PolicySpec {
+    fn eq(&self, other: &Self) -> bool {
+        self.entry.name == other.entry.name && self.params == other.params
+    }
+}
+
+impl std::fmt::Debug for PolicySpec {
+    /// As the canonical text, quoted: configurations hash their `Debug`
+    /// rendering, and a policy given by name hashes as its name always has.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:?}", self.to_string())
+    }
+}
+
+impl std::str::FromStr for PolicySpec {
+    type Err = String;
+    fn from_str(text: &str) -> Result<Self, String> {
+        Self::parse(text)
+    }
+}
+
+impl std::fmt::Display for PolicySpec {
+    /// The canonical text: the name, then the parameters given, in order.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.entry.name)?;
+        for (i, (key, value)) in self.params.given().iter().enumerate() {
+            write!(f, "{}{key}={value}", if i == 0 { ':' } else { ',' })?;
         }
         Ok(())
     }
 }
 
-/// Builds a policy from `name` or `name:key=value,...` (see each policy's
-/// accepted keys in [`registry`]), with defaults for everything not given.
+/// Builds a policy from `name` or `name:key=value,...` (see [`PolicySpec::parse`]).
 pub fn build(spec: &str) -> Result<Box<dyn FlushPolicy>, String> {
-    let (name, mut params) = PolicyParams::parse(spec)?;
-    registry(&name, &mut params)?.ok_or_else(|| {
-        format!(
-            "unknown policy '{name}': accepted policies are {}",
-            POLICY_NAMES.join(", ")
-        )
-    })
+    PolicySpec::parse(spec).map(|s| s.build())
 }
 
-fn registry(name: &str, p: &mut PolicyParams) -> Result<Option<Box<dyn FlushPolicy>>, String> {
-    let policy: Box<dyn FlushPolicy> = match name {
-        "mysql56" => {
-            let d = mysql56::Mysql56Config::default();
-            let config = mysql56::Mysql56Config {
-                lru_scan_depth: p.get("lru_scan_depth", d.lru_scan_depth)?,
-                io_capacity: p.get("io_capacity", d.io_capacity)?,
-                io_capacity_max: p.get::<u32>("io_capacity_max", 0).map(|v| (v > 0).then_some(v))?,
-                free_page_path: d.free_page_path.from_params(p)?,
-                ..d
-            };
-            p.finish(
-                &[
-                    &["lru_scan_depth", "io_capacity", "io_capacity_max"][..],
-                    &FreePagePath::PARAM_KEYS,
-                ]
-                .concat(),
-            )?;
-            Box::new(mysql56::Mysql56::new(config))
+/// Every policy and its parameters in words, for `--help` and `flushwise policies`.
+pub fn describe_all() -> String {
+    let mut out = String::new();
+    for e in REGISTRY {
+        out.push_str(&format!("{}: {}\n", e.name, e.about));
+        for d in e.params.iter().flat_map(|g| g.iter()) {
+            out.push_str(&format!("    {}={} ({}; {})\n", d.key, d.default, d.doc, d.accepted()));
         }
-        "percona56" => {
-            let d = percona56::Percona56Config::default();
-            let config = percona56::Percona56Config {
-                lru_scan_depth: p.get("lru_scan_depth", d.lru_scan_depth)?,
-                io_capacity: p.get("io_capacity", d.io_capacity)?,
-                free_page_path: d.free_page_path.from_params(p)?,
-                ..d
-            };
-            p.finish(&[&["lru_scan_depth", "io_capacity"][..], &FreePagePath::PARAM_KEYS].concat())?;
-            Box::new(percona56::Percona56::new(config))
-        }
-        "self-tuning" => {
-            let d = self_tuning::SelfTuningConfig::default();
-            let config = self_tuning::SelfTuningConfig {
-                initial_lru_scan_depth: p.get("lru_scan_depth", d.initial_lru_scan_depth)?,
-                initial_io_capacity: p.get("io_capacity", d.initial_io_capacity)?,
-                free_page_path: d.free_page_path.from_params(p)?,
-                np_dirty: p.choice(
-                    "np_dirty",
-                    d.np_dirty,
-                    &[
-                        ("per_call", self_tuning::NpDirty::PerCall, "pages per single-page flush"),
-                        ("total", self_tuning::NpDirty::Total, "the sum over the iteration"),
-                    ],
-                )?,
-                scan_depth_raise: p.choice(
-                    "scan_depth_raise",
-                    d.scan_depth_raise,
-                    &[
-                        ("capped", self_tuning::ScanDepthRaise::CappedAtLru, "raise up to |LRU|"),
-                        ("literal", self_tuning::ScanDepthRaise::Literal, "line 20's test"),
-                    ],
-                )?,
-                ..d
-            };
-            p.finish(
-                &[
-                    &["lru_scan_depth", "io_capacity", "np_dirty", "scan_depth_raise"][..],
-                    &FreePagePath::PARAM_KEYS,
-                ]
-                .concat(),
-            )?;
-            Box::new(self_tuning::SelfTuning::new(config))
-        }
-        "db2" => {
-            let d = db2::Db2Config::default();
-            let config = db2::Db2Config {
-                cleaners: p.get("cleaners", d.cleaners)?.max(1),
-                dirty_page_threshold_pct: p.get("dirty_page_threshold_pct", d.dirty_page_threshold_pct)?,
-                softmax_pct: p.get("softmax_pct", d.softmax_pct)?,
-                pages_per_round: p.get("pages_per_round", d.pages_per_round)?.max(1),
-            };
-            p.finish(&["cleaners", "dirty_page_threshold_pct", "softmax_pct", "pages_per_round"])?;
-            Box::new(db2::Db2::new(config))
-        }
-        "db2-aiop" => {
-            let d = db2_aiop::Db2AiopConfig::default();
-            let config = db2_aiop::Db2AiopConfig {
-                dirty_page_threshold_pct: p.get("dirty_page_threshold_pct", d.dirty_page_threshold_pct)?,
-                delta_dirty_up: p.get("delta_dirty_up", d.delta_dirty_up)?,
-                delta_dirty_down: p.get("delta_dirty_down", d.delta_dirty_down)?,
-                delta_sync: p.get("delta_sync", d.delta_sync)?,
-                interval_us: p.get("interval_us", d.interval_us)?.max(1),
-                ..d
-            };
-            p.finish(&[
-                "dirty_page_threshold_pct",
-                "delta_dirty_up",
-                "delta_dirty_down",
-                "delta_sync",
-                "interval_us",
-            ])?;
-            Box::new(db2_aiop::Db2Aiop::new(config))
-        }
-        "adaptive-checkpoint-reflex" | "adaptive-checkpoint-estimate" => {
-            let mut config = if name.ends_with("reflex") {
-                adaptive_checkpoint::AdaptiveCheckpointConfig::reflex()
-            } else {
-                adaptive_checkpoint::AdaptiveCheckpointConfig::estimate()
-            };
-            config.master.io_capacity = p.get("io_capacity", config.master.io_capacity)?;
-            p.finish(&["io_capacity"])?;
-            Box::new(adaptive_checkpoint::AdaptiveCheckpoint::new(config))
-        }
-        "innodb-adaptive-flushing" => {
-            let mut config = innodb_plugin::InnodbPluginConfig::default();
-            config.master.io_capacity = p.get("io_capacity", config.master.io_capacity)?;
-            p.finish(&["io_capacity"])?;
-            Box::new(innodb_plugin::InnodbPlugin::new(config))
-        }
-        _ => return Ok(None),
-    };
-    Ok(Some(policy))
+    }
+    out
 }
 
 #[cfg(test)]
@@ -482,23 +432,94 @@ mod tests {
 
     #[test]
     fn every_registered_name_builds_and_unknown_lists_all() {
-        for name in POLICY_NAMES {
+        for name in names() {
             let policy = build(name).unwrap();
-            assert_eq!(policy.name(), *name);
+            assert_eq!(policy.name(), name);
             assert!(!policy.parameters().is_empty());
         }
         let db2 = build("db2:cleaners=50").unwrap();
         assert_eq!(db2.cleaner_count(), 50);
         let err = build("db2:cleaners=many").err().unwrap();
         assert!(err.contains("cleaners"), "{err}");
+        let err = build("db2:cleaners=0").err().unwrap();
+        assert!(err.contains("cleaners") && err.contains("1..="), "{err}");
         let err = build("mysql56:depth=3").err().unwrap();
         assert!(
             err.contains("unknown parameter 'depth'") && err.contains("lru_scan_depth"),
             "{err}"
         );
         let err = build("fastest").err().unwrap();
-        for name in POLICY_NAMES {
+        for name in names() {
             assert!(err.contains(name), "{err}");
         }
+    }
+
+    #[test]
+    fn a_spec_prints_as_it_parses_and_compares_by_value() {
+        for text in [
+            "self-tuning",
+            "db2:cleaners=50,softmax_pct=12.5",
+            "mysql56:user_scan_depth=100",
+        ] {
+            let spec = PolicySpec::parse(text).unwrap();
+            assert_eq!(spec.to_string(), text);
+            assert_eq!(PolicySpec::parse(&spec.to_string()).unwrap(), spec);
+        }
+        assert_eq!(PolicySpec::default().name(), DEFAULT_POLICY);
+        assert_ne!(
+            PolicySpec::parse("db2").unwrap(),
+            PolicySpec::parse("db2:cleaners=3").unwrap()
+        );
+        assert_eq!(
+            PolicySpec::parse(" db2 : cleaners = 3 ").unwrap().to_string(),
+            "db2:cleaners=3"
+        );
+    }
+
+    #[test]
+    fn a_list_keeps_each_policys_parameters_with_it() {
+        let list =
+            PolicySpec::parse_list("db2:cleaners=50,softmax_pct=12.5, mysql56 ,self-tuning:np_dirty=total").unwrap();
+        let texts: Vec<String> = list.iter().map(|s| s.to_string()).collect();
+        assert_eq!(
+            texts,
+            [
+                "db2:cleaners=50,softmax_pct=12.5",
+                "mysql56",
+                "self-tuning:np_dirty=total"
+            ]
+        );
+        assert!(PolicySpec::parse_list(" , ").err().unwrap().contains("at least one"));
+        assert!(PolicySpec::parse_list("cleaners=3,db2")
+            .err()
+            .unwrap()
+            .contains("before any policy"));
+        assert!(PolicySpec::parse_list("mysql56,fastest")
+            .err()
+            .unwrap()
+            .contains("unknown policy 'fastest'"));
+    }
+
+    #[test]
+    fn every_declared_parameter_is_documented_and_its_default_is_accepted() {
+        let mut keys_seen = 0;
+        for e in REGISTRY {
+            let mut keys: Vec<&str> = Vec::new();
+            for d in e.params.iter().flat_map(|g| g.iter()) {
+                assert!(!d.doc.is_empty(), "{}: {} undocumented", e.name, d.key);
+                assert!(!keys.contains(&d.key), "{}: {} declared twice", e.name, d.key);
+                keys.push(d.key);
+                let text = format!("{}:{}={}", e.name, d.key, d.default);
+                let spec = PolicySpec::parse(&text).unwrap_or_else(|err| panic!("{text}: {err}"));
+                assert_eq!(spec.params().value(d.key), d.default, "{text}");
+                keys_seen += 1;
+            }
+        }
+        assert!(keys_seen > 10);
+        let help = describe_all();
+        assert!(
+            help.contains("self-tuning:") && help.contains("np_dirty=per_call"),
+            "{help}"
+        );
     }
 }

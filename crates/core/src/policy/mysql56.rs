@@ -11,8 +11,46 @@
 
 use crate::adaptive_flushing::{AdaptiveFlushing, AdaptiveFlushingConfig};
 use crate::free_page_path::{FreePagePath, FreePageRule};
-use crate::policy::{FlushListPlan, FlushPolicy, IterationPlan, IterationReport, Plan, PolicyCtx, Sleep};
+use crate::params::{ParamDecl, ParamSet};
+use crate::policy::{FlushListPlan, FlushPolicy, IterationPlan, IterationReport, Plan, PolicyCtx, PolicyEntry, Sleep};
 use crate::types::Lsn;
+
+/// `innodb_lru_scan_depth` (Pscan): default 1024, minimum 100 (MySQL 5.6 manual).
+pub const LRU_SCAN_DEPTH: ParamDecl = ParamDecl::int(
+    "lru_scan_depth",
+    1024,
+    100,
+    u32::MAX as u64,
+    "Pscan, innodb_lru_scan_depth: LRU batch depth and free-list target (5.6 default 1024)",
+);
+/// `innodb_io_capacity` (Pio): default 200, minimum 100 (MySQL 5.6 manual).
+pub const IO_CAPACITY: ParamDecl = ParamDecl::int(
+    "io_capacity",
+    200,
+    100,
+    u32::MAX as u64,
+    "Pio, innodb_io_capacity: pages per second the flush list may write (5.6 default 200)",
+);
+
+/// `mysql56`'s own parameters.
+pub const PARAMS: &[ParamDecl] = &[
+    LRU_SCAN_DEPTH,
+    IO_CAPACITY,
+    ParamDecl::int(
+        "io_capacity_max",
+        0,
+        0,
+        u32::MAX as u64,
+        "innodb_io_capacity_max; 0 = max(2000, 2 x Pio) as in 5.6",
+    ),
+];
+
+pub const ENTRY: PolicyEntry = PolicyEntry {
+    name: "mysql56",
+    about: "MySQL 5.6.15's page cleaner (Lee et al. Algorithm 1): fixed Pscan and Pio",
+    params: &[PARAMS, crate::free_page_path::PARAMS],
+    build: |p| Box::new(Mysql56::new(Mysql56Config::from_params(p))),
+};
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Mysql56Config {
@@ -30,17 +68,21 @@ pub struct Mysql56Config {
 
 impl Default for Mysql56Config {
     fn default() -> Self {
-        Self {
-            lru_scan_depth: 1024,
-            io_capacity: 200,
-            io_capacity_max: None,
-            free_page_path: FreePagePath::MYSQL_5_6_15,
-            adaptive: AdaptiveFlushingConfig::default(),
-        }
+        Self::from_params(&ParamSet::defaults(ENTRY.params))
     }
 }
 
 impl Mysql56Config {
+    pub fn from_params(p: &ParamSet) -> Self {
+        Self {
+            lru_scan_depth: p.u32("lru_scan_depth"),
+            io_capacity: p.u32("io_capacity"),
+            io_capacity_max: Some(p.u32("io_capacity_max")).filter(|&v| v > 0),
+            free_page_path: FreePagePath::from_params(p),
+            adaptive: AdaptiveFlushingConfig::default(),
+        }
+    }
+
     pub fn io_capacity_max(&self) -> u32 {
         self.io_capacity_max.unwrap_or((2 * self.io_capacity).max(2000))
     }

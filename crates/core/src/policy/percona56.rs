@@ -84,8 +84,20 @@
 
 use crate::adaptive_flushing::{AdaptiveFlushing, AdaptiveFlushingConfig, LsnAgeFactor};
 use crate::free_page_path::{FreePagePath, FreePageRule};
-use crate::policy::{FlushListPlan, FlushPolicy, IterationPlan, IterationReport, Plan, PolicyCtx, Sleep};
+use crate::params::{ParamDecl, ParamSet};
+use crate::policy::mysql56::{IO_CAPACITY, LRU_SCAN_DEPTH};
+use crate::policy::{FlushListPlan, FlushPolicy, IterationPlan, IterationReport, Plan, PolicyCtx, PolicyEntry, Sleep};
 use crate::types::{Lsn, TimeUs, SECOND_US};
+
+/// `percona56`'s own parameters (Percona Server 5.6 shares MySQL's defaults).
+pub const PARAMS: &[ParamDecl] = &[LRU_SCAN_DEPTH, IO_CAPACITY];
+
+pub const ENTRY: PolicyEntry = PolicyEntry {
+    name: "percona56",
+    about: "Percona Server 5.6.15's page cleaner (Lee et al. Algorithm 2): adaptive LRU sleep, time-bounded phases",
+    params: &[PARAMS, crate::free_page_path::PARAMS],
+    build: |p| Box::new(Percona56::new(Percona56Config::from_params(p))),
+};
 
 /// T_LRU's step: "50ms shorter/longer sleep time" (paper §2.3; code).
 pub const LRU_SLEEP_STEP_US: TimeUs = 50_000;
@@ -142,9 +154,15 @@ pub struct Percona56Config {
 
 impl Default for Percona56Config {
     fn default() -> Self {
+        Self::from_params(&ParamSet::defaults(ENTRY.params))
+    }
+}
+
+impl Percona56Config {
+    pub fn from_params(p: &ParamSet) -> Self {
         Self {
-            lru_scan_depth: 1024,
-            io_capacity: 200,
+            lru_scan_depth: p.u32("lru_scan_depth"),
+            io_capacity: p.u32("io_capacity"),
             io_capacity_max: None,
             max_lru_time_us: SECOND_US,
             max_flush_time_us: SECOND_US,
@@ -152,16 +170,14 @@ impl Default for Percona56Config {
             free_list_basis: FreeListBasis::BufferPool,
             redo_full_age: RedoFullAge::CheckpointAge,
             unaveraged_past_async: true,
-            free_page_path: FreePagePath::MYSQL_5_6_15,
+            free_page_path: FreePagePath::from_params(p),
             adaptive: AdaptiveFlushingConfig {
                 lsn_age_factor: LsnAgeFactor::HighCheckpoint,
                 ..AdaptiveFlushingConfig::default()
             },
         }
     }
-}
 
-impl Percona56Config {
     pub fn io_capacity_max(&self) -> u32 {
         self.io_capacity_max.unwrap_or((2 * self.io_capacity).max(2000))
     }

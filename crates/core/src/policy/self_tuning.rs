@@ -64,8 +64,39 @@
 
 use crate::adaptive_flushing::{AdaptiveFlushing, AdaptiveFlushingConfig};
 use crate::free_page_path::{FreePagePath, FreePageRule};
-use crate::policy::{FlushListPlan, FlushPolicy, IterationPlan, IterationReport, Plan, PolicyCtx, Sleep};
+use crate::params::{ParamDecl, ParamSet};
+use crate::policy::mysql56::{IO_CAPACITY, LRU_SCAN_DEPTH};
+use crate::policy::{FlushListPlan, FlushPolicy, IterationPlan, IterationReport, Plan, PolicyCtx, PolicyEntry, Sleep};
 use crate::types::{TimeUs, SECOND_US};
+
+/// `self-tuning`'s own parameters: the initial Pscan and Pio (MySQL's
+/// defaults) and the two readings of Algorithm 3 discussed above.
+pub const PARAMS: &[ParamDecl] = &[
+    LRU_SCAN_DEPTH,
+    IO_CAPACITY,
+    ParamDecl::choice(
+        "np_dirty",
+        "per_call",
+        &[
+            ("per_call", "pages per single-page flush"),
+            ("total", "the sum over the iteration"),
+        ],
+        "what NP_dirty is (module docs, \"Reading of NP_dirty\")",
+    ),
+    ParamDecl::choice(
+        "scan_depth_raise",
+        "capped",
+        &[("capped", "raise up to |LRU|"), ("literal", "line 20's test")],
+        "how line 20 bounds a raise of Pscan by |LRU|",
+    ),
+];
+
+pub const ENTRY: PolicyEntry = PolicyEntry {
+    name: "self-tuning",
+    about: "Lee, Lee, Kim's self-tuning algorithm (Algorithm 3): Pscan and Pio adapted every iteration",
+    params: &[PARAMS, crate::free_page_path::PARAMS],
+    build: |p| Box::new(SelfTuning::new(SelfTuningConfig::from_params(p))),
+};
 
 /// What NP_dirty (Table 2: "the number of pages scanned to find a dirty
 /// page to evict") is over one iteration.
@@ -112,15 +143,27 @@ pub struct SelfTuningConfig {
 
 impl Default for SelfTuningConfig {
     fn default() -> Self {
+        Self::from_params(&ParamSet::defaults(ENTRY.params))
+    }
+}
+
+impl SelfTuningConfig {
+    pub fn from_params(p: &ParamSet) -> Self {
         Self {
-            scan_depth_raise: ScanDepthRaise::CappedAtLru,
-            np_dirty: NpDirty::PerCall,
-            initial_lru_scan_depth: 1024,
-            initial_io_capacity: 200,
+            scan_depth_raise: match p.name("scan_depth_raise") {
+                "literal" => ScanDepthRaise::Literal,
+                _ => ScanDepthRaise::CappedAtLru,
+            },
+            np_dirty: match p.name("np_dirty") {
+                "total" => NpDirty::Total,
+                _ => NpDirty::PerCall,
+            },
+            initial_lru_scan_depth: p.u32("lru_scan_depth"),
+            initial_io_capacity: p.u32("io_capacity"),
             min_lru_scan_depth: 100,
             min_io_capacity: 100,
             period_us: SECOND_US,
-            free_page_path: FreePagePath::MYSQL_5_6_15,
+            free_page_path: FreePagePath::from_params(p),
             adaptive: AdaptiveFlushingConfig::default(),
         }
     }

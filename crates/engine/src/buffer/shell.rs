@@ -31,7 +31,7 @@ use std::sync::{Arc, OnceLock};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use flushwise_core::policy::{self, FLUSH_BATCH_PAGES};
+use flushwise_core::policy::{PolicySpec, FLUSH_BATCH_PAGES};
 use flushwise_core::{
     BufferPool, BufferPoolConfig, CheckpointReason, Decision, DecisionLog, FixIntent, FixOutcome, FrameId, FreeCheck,
     IterationRecord, Lsn, PageCleaner, PageId, RedoConfig as CoreRedoConfig, SinglePageFlush, TimeUs, WriteKind,
@@ -83,8 +83,8 @@ pub(crate) fn guard_released() {
 pub struct ShellConfig {
     /// Number of frames (pool bytes / page size); at least 8.
     pub frames: u32,
-    /// Page-cleaning policy, one of `flushwise_core::policy::POLICY_NAMES`.
-    pub policy: String,
+    /// Page-cleaning policy and its parameters.
+    pub policy: PolicySpec,
     /// `innodb_thread_concurrency`, used by the core's redo margins.
     pub thread_concurrency: u32,
     /// Period of the master thread's checkpoint.
@@ -110,7 +110,7 @@ impl Default for ShellConfig {
     fn default() -> Self {
         Self {
             frames: 8192,
-            policy: flushwise_core::policy::DEFAULT_POLICY.into(),
+            policy: PolicySpec::default(),
             thread_concurrency: 16,
             checkpoint_interval: Duration::from_secs(1),
             metrics_interval: Duration::from_secs(1),
@@ -279,7 +279,7 @@ impl BufferPoolShell {
         }
         .map_err(config_err)?;
         pool.note_redo(redo.current_lsn());
-        let policy = policy::build(&config.policy).map_err(config_err)?;
+        let policy = config.policy.build();
         let log = DecisionLog::new(config.decision_log_capacity, config.decision_log);
         let mut cleaner = PageCleaner::new(policy, &mut pool, log);
         if config.iteration_records {

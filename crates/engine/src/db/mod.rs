@@ -173,8 +173,8 @@ pub struct DbOptions {
     /// transaction can be rolled back and everything committed stays.
     pub data_file_max_bytes: Option<u64>,
     pub flush_log_at_trx_commit: FlushMode,
-    /// Page-cleaning policy (`flushwise_core::policy::POLICY_NAMES`).
-    pub policy: String,
+    /// Page-cleaning policy and its parameters.
+    pub policy: flushwise_core::policy::PolicySpec,
     pub lock_wait_timeout: Duration,
     pub checkpoint_interval: Duration,
     /// Read and verify every data page at open (fills
@@ -199,7 +199,7 @@ impl Default for DbOptions {
             doublewrite: true,
             data_file_max_bytes: None,
             flush_log_at_trx_commit: FlushMode::SyncAtCommit,
-            policy: flushwise_core::policy::DEFAULT_POLICY.into(),
+            policy: flushwise_core::policy::PolicySpec::default(),
             lock_wait_timeout: Duration::from_secs(5),
             checkpoint_interval: Duration::from_secs(1),
             verify_pages_at_open: true,

@@ -29,7 +29,7 @@ pub fn ts_path(dir: &Path) -> PathBuf {
 pub fn shell_config(frames: u32, policy: &str) -> ShellConfig {
     ShellConfig {
         frames,
-        policy: policy.into(),
+        policy: policy.parse().expect("a registered policy"),
         thread_concurrency: 0,
         ..ShellConfig::default()
     }
