@@ -12,8 +12,14 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use flushwise_core::policy::PolicySpec;
+use flushwise_lab::engine_compare::{compare_preset, ComparePreset};
 use flushwise_sim::units::{parse_duration_us, parse_size_bytes};
 use flushwise_sim::{SimConfig, WorkloadSpec};
+
+/// `--preset`: one of the lab's named `compare` setups.
+fn preset_parser() -> impl clap::builder::TypedValueParser<Value = &'static ComparePreset> {
+    |text: &str| compare_preset(text)
+}
 
 /// `--policies`: comma-separated policies, parameters kept with their
 /// policy ([`PolicySpec::parse_list`]).
@@ -395,68 +401,6 @@ impl EngineRunArgs {
     }
 }
 
-/// `compare`'s named setups; explicit flags override a preset's values.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum ComparePreset {
-    /// Lee et al.'s regime: the pool 1-15% of the data and holding several
-    /// seconds of misses, a redo log several times the pool: 30
-    /// warehouses, 352 MiB pool, 2 GiB redo, 60 s warm-up, 60 s measured.
-    PaperRegime,
-    /// `paper-regime` with an 8-minute warm-up: long enough for self-tuning
-    /// to converge on this machine (Pscan climbs ~13 pages a second from
-    /// 1,024 to ~7,900; EXPERIMENTS.md), as Lee et al.'s 30-minute warm-up
-    /// lets it. About 30 minutes for three policies.
-    PaperWarmup,
-    /// The pool turns over more than once a second (a once-a-second cleaner
-    /// cannot keep up by construction): 10 warehouses, 32 MiB pool, the
-    /// prepared 256 MiB redo, 30 s warm-up, 60 s measured.
-    SmallPool,
-    /// The data fits in the pool; only recoverability writes matter: 10
-    /// warehouses, 1.5 GiB pool, 256 MiB redo, 60 s warm-up, 60 s measured.
-    InMemory,
-}
-
-/// What a preset sets (each an override of no explicit flag).
-pub struct PresetValues {
-    pub warehouses: u32,
-    pub buffer_pool: &'static str,
-    pub redo: Option<&'static str>,
-    pub warmup: &'static str,
-    pub duration: &'static str,
-}
-
-impl ComparePreset {
-    pub fn values(self) -> PresetValues {
-        match self {
-            ComparePreset::PaperRegime => PresetValues {
-                warehouses: 30,
-                buffer_pool: "352MiB",
-                redo: Some("2GiB"),
-                warmup: "60s",
-                duration: "60s",
-            },
-            ComparePreset::PaperWarmup => PresetValues {
-                warmup: "8m",
-                ..ComparePreset::PaperRegime.values()
-            },
-            ComparePreset::SmallPool => PresetValues {
-                warehouses: 10,
-                buffer_pool: "32MiB",
-                redo: None,
-                warmup: "30s",
-                duration: "60s",
-            },
-            ComparePreset::InMemory => PresetValues {
-                warehouses: 10,
-                buffer_pool: "1536MiB",
-                redo: None,
-                warmup: "60s",
-                duration: "60s",
-            },
-        }
-    }
-}
-
 #[derive(Args, Debug)]
 pub struct TpccRunArgs {
     #[command(flatten)]
@@ -517,9 +461,10 @@ pub struct EngineCompareArgs {
     #[arg(long, value_name = "MODE", default_value = "direct")]
     pub io: String,
     /// Which setup to run (warehouses, pool, redo, warm-up, duration);
-    /// explicit flags override its values.
-    #[arg(long, value_enum, default_value = "paper-regime")]
-    pub preset: ComparePreset,
+    /// explicit flags override its values: paper-regime, paper-regime-quick,
+    /// paper-warmup, small-pool, in-memory (README, "The two commands").
+    #[arg(long, default_value = "paper-regime", value_parser = preset_parser())]
+    pub preset: &'static ComparePreset,
     /// TPC-C scale [default: the preset's].
     #[arg(long)]
     pub warehouses: Option<u32>,

@@ -29,10 +29,11 @@ use std::fs;
 
 use flushwise_lab::database::{self, human_bytes, Manifest};
 use flushwise_lab::engine_compare::{
-    compare_table, convergence_text, file_label, regime_text, results_dir, write_results, PolicyOutcome,
+    compare_table, convergence_text, file_label, regime_text, results_dir, warmup_text, write_results, PolicyOutcome,
 };
 use flushwise_lab::engine_run::{self, EngineRunSpec};
 use flushwise_lab::render::{self as output, Csv};
+use flushwise_lab::steady::Warmup;
 use flushwise_lab::COMMIT;
 
 use crate::args::{DbLocationArgs, EngineCompareArgs, OutputFormat};
@@ -137,7 +138,7 @@ fn say(args: &EngineCompareArgs, text: String) {
 
 /// `args` with the preset's values wherever no flag was given.
 fn with_preset(args: &EngineCompareArgs) -> (EngineCompareArgs, u32) {
-    let preset = args.preset.values();
+    let preset = args.preset;
     let mut args = args.clone();
     let warehouses = args.warehouses.unwrap_or(preset.warehouses);
     args.engine
@@ -154,7 +155,7 @@ fn with_preset(args: &EngineCompareArgs) -> (EngineCompareArgs, u32) {
 pub fn command(args: &EngineCompareArgs) -> Result<(), String> {
     let (args, warehouses) = with_preset(args);
     let args = &args;
-    let run_config = tpcc_cmd::run_config(&args.engine)?;
+    let (run_config, steady_warmup_min) = tpcc_cmd::run_config(&args.engine)?;
     let (base, manifest) = prepared_base(args, warehouses)?;
     let copy = location("run", args);
     let run_redo = match &args.engine.redo {
@@ -174,8 +175,8 @@ pub fn command(args: &EngineCompareArgs) -> Result<(), String> {
     say(
         args,
         format!(
-            "workload (--preset {:?}): TPC-C, {} warehouses ({} of data pages), {} connections, pool {} = {:.1}% of the data, redo {}",
-            args.preset,
+            "workload (--preset {}): TPC-C, {} warehouses ({} of data pages), {} connections, pool {} = {:.1}% of the data, redo {}",
+            args.preset.name,
             manifest.warehouses,
             human_bytes(data_bytes),
             args.engine.connections,
@@ -188,7 +189,7 @@ pub fn command(args: &EngineCompareArgs) -> Result<(), String> {
         args,
         format!(
             "each policy: copy the prepared database, warm up {}, measure {}, check consistency; commit={COMMIT}",
-            args.engine.warmup(),
+            Warmup::parse(args.engine.warmup()).map(|w| w.describe())?,
             args.engine.duration()
         ),
     );
@@ -203,6 +204,7 @@ pub fn command(args: &EngineCompareArgs) -> Result<(), String> {
             options,
             manifest: &manifest,
             run: run_config.clone(),
+            steady_warmup_min,
             trace: None,
             decisions: args
                 .decisions
@@ -224,6 +226,10 @@ pub fn command(args: &EngineCompareArgs) -> Result<(), String> {
                 println!("{}", output::interval_line(&label, row));
             }
         })?;
+        say(
+            args,
+            warmup_text(name, &out.result, steady_warmup_min.is_some(), run_config.warmup),
+        );
         let check = tpcc_cmd::check_database(&copy, false).and_then(|r| database::check_verdict(&r));
         match &check {
             Ok(text) | Err(text) => say(args, format!("{name}: {text}")),

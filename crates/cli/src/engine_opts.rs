@@ -4,6 +4,7 @@
 //! `flushwise_lab::database`.
 
 use flushwise_core::policy::PolicySpec;
+use flushwise_lab::steady::Warmup;
 use std::time::Duration;
 
 use flushwise_core::device::DeviceSpec;
@@ -101,9 +102,9 @@ pub fn run_options(
 /// The smallest pool `run` accepts, in pages.
 pub const BUFFER_POOL_FRAMES_MIN: u64 = 256;
 
-/// Durations of a run, in microseconds: warm-up, measured, report interval.
-pub fn run_durations(engine: &EngineRunArgs) -> Result<(Duration, Duration, Duration), String> {
-    let warmup = Duration::from_micros(duration_flag("--warmup", engine.warmup())?);
+/// A run's warm-up rule, measured time and report interval.
+pub fn run_durations(engine: &EngineRunArgs) -> Result<(Warmup, Duration, Duration), String> {
+    let warmup = Warmup::parse(engine.warmup()).map_err(|e| format!("--warmup {}: {e}", engine.warmup()))?;
     let duration = Duration::from_micros(duration_flag("--duration", engine.duration())?);
     let interval = Duration::from_micros(duration_flag("--report-interval", &engine.report_interval)?);
     if duration.is_zero() {

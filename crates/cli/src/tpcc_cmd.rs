@@ -11,7 +11,7 @@
 use std::io::Write as _;
 use std::path::Path;
 use std::sync::Mutex;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
@@ -26,6 +26,7 @@ use flushwise_lab::database::{self, human_bytes, Manifest};
 use flushwise_lab::engine_run::{self, EngineRunSpec};
 use flushwise_lab::render::{self as output, write_file, Csv};
 use flushwise_lab::sim_runner::progress_enabled;
+use flushwise_lab::steady::Warmup;
 use flushwise_lab::COMMIT;
 
 /// Options to open a prepared database for `check` / `export` (a modest
@@ -192,31 +193,40 @@ pub fn export(args: &TpccExportArgs) -> Result<(), String> {
 }
 
 /// The driver configuration from the shared run flags.
-pub fn run_config(engine: &crate::args::EngineRunArgs) -> Result<RunConfig, String> {
+/// The driver's configuration and, for `--warmup steady`, the least warm-up
+/// before the steady test may end it.
+pub fn run_config(engine: &crate::args::EngineRunArgs) -> Result<(RunConfig, Option<Duration>), String> {
     let (warmup, duration, report_interval) = engine_opts::run_durations(engine)?;
+    let steady_warmup_min = match warmup {
+        Warmup::UntilSteady { min, .. } => Some(min),
+        Warmup::Fixed(_) => None,
+    };
     if engine.connections == 0 {
         return Err("--connections 0: at least one connection is needed".into());
     }
-    Ok(RunConfig {
+    let run = RunConfig {
         connections: engine.connections,
-        warmup,
+        warmup: warmup.max(),
         duration,
         report_interval,
         seed: engine.seed,
         keying_think: engine.keying_think,
         ..RunConfig::default()
-    })
+    };
+    Ok((run, steady_warmup_min))
 }
 
 pub fn run(args: &TpccRunArgs) -> Result<(), String> {
     let dir = &args.location.dir;
     let manifest = Manifest::read(dir)?;
     let options = engine_opts::run_options(&args.location, &args.engine, &args.policy, &manifest)?;
+    let (run, steady_warmup_min) = run_config(&args.engine)?;
     let spec = EngineRunSpec {
         dir,
         options,
         manifest: &manifest,
-        run: run_config(&args.engine)?,
+        run,
+        steady_warmup_min,
         trace: args.trace.clone(),
         decisions: args.decisions.clone(),
         flush_log_at_trx_commit: args.engine.flush_log_at_commit,

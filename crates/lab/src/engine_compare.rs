@@ -10,10 +10,11 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use flushwise_sim::{FlushFigures, IntervalRow};
+use flushwise_sim::{FlushFigures, IntervalRow, RunResult};
 
 use crate::engine_run::EngineRunOutput;
 use crate::render::{self as output, write_file, Csv};
+use crate::steady::{is_tuned, relative_change, STILL_ADAPTING_CHANGE};
 use crate::COMMIT;
 
 /// One policy's run and its consistency verdict (the check's text, or why
@@ -43,9 +44,89 @@ pub fn regime_text(pool_bytes: u64, data_bytes: u64, page_bytes: u64, figures: &
     )
 }
 
-/// Relative change of a tuned parameter between the end of the warm-up and
-/// the end of the run above which the run is reported as still adapting.
-pub const STILL_ADAPTING_CHANGE: f64 = 0.05;
+/// A named setup of `compare`; explicit flags override its values.
+#[derive(Debug)]
+pub struct ComparePreset {
+    pub name: &'static str,
+    pub about: &'static str,
+    pub warehouses: u32,
+    pub buffer_pool: &'static str,
+    /// The run's redo log; `None` keeps the prepared one (256 MiB).
+    pub redo: Option<&'static str>,
+    /// A duration or `steady` ([`crate::steady::Warmup::parse`]).
+    pub warmup: &'static str,
+    pub duration: &'static str,
+}
+
+/// `compare`'s presets; the first is the default.
+pub const COMPARE_PRESETS: &[ComparePreset] = &[
+    ComparePreset {
+        name: "paper-regime",
+        about: "Lee et al.'s regime (pool 14% of the data holding seconds of misses, redo several times the pool), \
+                each policy warmed up until its tuned parameters hold still",
+        warehouses: 30,
+        buffer_pool: "352MiB",
+        redo: Some("2GiB"),
+        warmup: "steady",
+        duration: "60s",
+    },
+    ComparePreset {
+        name: "paper-regime-quick",
+        about: "paper-regime with a fixed 60 s warm-up: ~9 minutes, self-tuning not yet converged",
+        warehouses: 30,
+        buffer_pool: "352MiB",
+        redo: Some("2GiB"),
+        warmup: "60s",
+        duration: "60s",
+    },
+    ComparePreset {
+        name: "paper-warmup",
+        about: "paper-regime with a fixed 8-minute warm-up for every policy (~30 minutes)",
+        warehouses: 30,
+        buffer_pool: "352MiB",
+        redo: Some("2GiB"),
+        warmup: "8m",
+        duration: "60s",
+    },
+    ComparePreset {
+        name: "small-pool",
+        about: "a pool that turns over more than once a second: 10 warehouses, 32 MiB",
+        warehouses: 10,
+        buffer_pool: "32MiB",
+        redo: None,
+        warmup: "30s",
+        duration: "60s",
+    },
+    ComparePreset {
+        name: "in-memory",
+        about: "the data fits in the pool; only recoverability writes matter: 10 warehouses, 1.5 GiB",
+        warehouses: 10,
+        buffer_pool: "1536MiB",
+        redo: None,
+        warmup: "60s",
+        duration: "60s",
+    },
+];
+
+/// The preset called `name`; an unknown name lists the accepted ones.
+pub fn compare_preset(name: &str) -> Result<&'static ComparePreset, String> {
+    COMPARE_PRESETS.iter().find(|p| p.name == name).ok_or_else(|| {
+        let names: Vec<&str> = COMPARE_PRESETS.iter().map(|p| p.name).collect();
+        format!("unknown preset '{name}': accepted are {}", names.join(", "))
+    })
+}
+
+/// How long `policy` warmed up and why it stopped there.
+pub fn warmup_text(policy: &str, result: &RunResult, until_steady: bool, cap: std::time::Duration) -> String {
+    let secs = result.warmup_seconds;
+    if !until_steady {
+        format!("{policy}: warmed up {secs:.0} s (fixed)")
+    } else if secs + 1.0 < cap.as_secs_f64() {
+        format!("{policy}: warmed up {secs:.0} s, until its tuned parameters held still")
+    } else {
+        format!("{policy}: warmed up {secs:.0} s, the cap: its tuned parameters still moved (measured anyway)")
+    }
+}
 
 /// Whether the policy's tuned parameters (Pscan, Pio and the like) still
 /// moved during the measured window: each parameter at the end of the
@@ -61,11 +142,10 @@ pub fn convergence_text(rows: &[IntervalRow]) -> String {
     let moved: Vec<String> = end
         .parameters
         .iter()
-        .filter(|(name, _)| !name.starts_with("np_"))
+        .filter(|(name, _)| is_tuned(name))
         .filter_map(|(name, after)| {
             let before = start.parameters.iter().find(|(n, _)| n == name)?.1;
-            let change = (after - before).abs() / before.abs().max(1.0);
-            (change > STILL_ADAPTING_CHANGE).then(|| {
+            (relative_change(before, *after) > STILL_ADAPTING_CHANGE).then(|| {
                 format!(
                     "{name} {} -> {} ({:+.0}%)",
                     output::short_number(before),

@@ -22,9 +22,10 @@ use flushwise_engine::db::{Database, DbOptions};
 use flushwise_engine::trace_recorder::{self, TraceRecorder};
 use flushwise_sim::{config_hash_of, FlushFigures, IntervalRow, RunResult, TxnCounts, SHELL_ENGINE};
 use flushwise_trace::TxnType;
-use flushwise_workloads::tpcc::{self, IntervalReport, RunConfig, TxnKind, TxnObserver};
+use flushwise_workloads::tpcc::{self, AfterInterval, IntervalReport, RunConfig, TxnKind, TxnObserver};
 
 use crate::database::{device_text, Manifest};
+use crate::steady::SteadyWatch;
 use crate::COMMIT;
 
 /// Gauge sampling period: 100 ms, the simulator's `SAMPLE_US`. Not the
@@ -44,7 +45,12 @@ pub struct EngineRunSpec<'a> {
     pub dir: &'a Path,
     pub options: DbOptions,
     pub manifest: &'a Manifest,
+    /// `run.warmup` is the warm-up, or its cap when `steady_warmup_min`
+    /// is set.
     pub run: RunConfig,
+    /// End the warm-up once the policy's tuned parameters hold still, after
+    /// at least this long ([`crate::steady`]).
+    pub steady_warmup_min: Option<Duration>,
     pub trace: Option<PathBuf>,
     /// Write one JSON object per page-cleaner iteration to this file.
     pub decisions: Option<PathBuf>,
@@ -59,7 +65,7 @@ impl EngineRunSpec<'_> {
     pub fn config_hash(&self) -> String {
         let o = &self.options;
         let text = format!(
-            "tpcc-engine|policy={}|pool={}|redo={}|page={}|io={}|device={:?}|dw={}|flush={}|w={}|c={}|warmup={:?}|duration={:?}|seed={}|weights={:?}|keying_think={}|load_seed={}",
+            "tpcc-engine|policy={}|pool={}|redo={}|page={}|io={}|device={:?}|dw={}|flush={}|w={}|c={}|warmup={:?}|steady_warmup_min={:?}|duration={:?}|seed={}|weights={:?}|keying_think={}|load_seed={}",
             o.policy,
             o.buffer_pool_bytes,
             o.redo_bytes,
@@ -71,6 +77,7 @@ impl EngineRunSpec<'_> {
             self.manifest.warehouses,
             self.run.connections,
             self.run.warmup,
+            self.steady_warmup_min,
             self.run.duration,
             self.run.seed,
             self.run.weights,
@@ -291,7 +298,10 @@ pub fn run(
     let mut baseline: PoolCounters = start_snapshot.counters;
     let mut previous: PoolCounters = start_snapshot.counters;
     let mut rows = Vec::new();
-    let warmup_s = spec.run.warmup.as_secs_f64();
+    // Rows carry seconds since the run started until the warm-up's end is
+    // known; then `time_s` becomes seconds since the measurement began.
+    let mut elapsed_s: Vec<f64> = Vec::new();
+    let mut steady = spec.steady_warmup_min.map(SteadyWatch::new);
     let policy = spec.options.policy.to_string();
     let seed = spec.run.seed;
     let mut on_interval = |r: &IntervalReport| {
@@ -301,7 +311,11 @@ pub fn run(
             policy: policy.clone(),
             seed,
             config_hash: config_hash.clone(),
-            time_s: r.elapsed_s - warmup_s,
+            time_s: if steady.is_some() {
+                r.elapsed_s
+            } else {
+                r.elapsed_s - spec.run.warmup.as_secs_f64()
+            },
             warmup: r.warmup,
             figures: FlushFigures::compute(&m.counters.since(&previous), &counts, r.interval_s),
             dirty_pct: dirty_pct(&m, frames),
@@ -318,8 +332,20 @@ pub fn run(
         } else {
             measuring.store(true, Ordering::Relaxed);
         }
+        let is_steady = r.warmup
+            && steady
+                .as_mut()
+                .is_some_and(|watch| watch.observe(r.elapsed_s, &row.parameters));
+        let after = if is_steady {
+            measuring.store(true, Ordering::Relaxed);
+            AfterInterval::EndWarmup
+        } else {
+            AfterInterval::Continue
+        };
         on_row(&row);
+        elapsed_s.push(r.elapsed_s);
         rows.push(row);
+        after
     };
     // The warm-up's last interval ends exactly at the measurement start:
     // from then on the sampler averages.
@@ -339,6 +365,9 @@ pub fn run(
         None => None,
     };
     let run_report = outcome.map_err(|e| format!("tpcc run: {e}"))?;
+    for (row, elapsed) in rows.iter_mut().zip(&elapsed_s) {
+        row.time_s = elapsed - run_report.warmup_s;
+    }
     let db = Arc::try_unwrap(db).map_err(|_| "the database is still shared after the run".to_string())?;
     db.close()
         .map_err(|e| format!("{}: closing after the run: {e}", spec.dir.display()))?;
@@ -392,6 +421,7 @@ pub fn run(
         retries: run_report.retries,
         requests: measured.requests,
         measured_seconds: run_report.duration_s,
+        warmup_seconds: run_report.warmup_s,
         simulated_seconds: None,
         wall_seconds: wall.elapsed().as_secs_f64(),
         requests_per_second: None,

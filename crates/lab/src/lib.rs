@@ -11,7 +11,9 @@
 //! - [`database`]: a prepared TPC-C database directory (manifest, free
 //!   space, the per-policy copy);
 //! - [`render`]: tables, CSV and JSON lines from results;
-//! - [`sim_bench`]: simulated buffer requests per wall-clock second.
+//! - [`sim_bench`]: simulated buffer requests per wall-clock second;
+//! - [`steady`]: when an engine run's warm-up may end (fixed, or once the
+//!   policy's tuned parameters hold still).
 //!
 //! Layer: above both shells and the workloads, below the command line,
 //! which only parses arguments and prints. Every result carries
@@ -24,6 +26,7 @@ pub mod experiment;
 pub mod render;
 pub mod sim_bench;
 pub mod sim_runner;
+pub mod steady;
 
 /// The commit every result carries (set by build.rs).
 pub const COMMIT: &str = env!("FLUSHWISE_COMMIT");

@@ -244,6 +244,9 @@ pub struct RunResult {
     /// Length of the measured window, s (simulated seconds in the
     /// simulator, wall-clock seconds on the engine).
     pub measured_seconds: f64,
+    /// Length of the warm-up before it, s (on the engine it may end early
+    /// once the policy is steady: `--warmup steady`).
+    pub warmup_seconds: f64,
     /// Simulated time at the end of the run, warm-up included, s
     /// (simulator only).
     pub simulated_seconds: Option<f64>,

@@ -811,6 +811,7 @@ impl Simulation {
             retries: 0,
             requests: pool.requests,
             measured_seconds: seconds,
+            warmup_seconds: self.config.warmup_us as f64 / 1e6,
             simulated_seconds: Some(end_us as f64 / 1e6),
             wall_seconds,
             requests_per_second: Some(self.pool.counters().requests as f64 / wall_seconds.max(1e-9)),

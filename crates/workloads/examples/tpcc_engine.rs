@@ -63,7 +63,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 i.tpm_total,
                 i.retries,
                 i.rollbacks
-            )
+            );
+            tpcc::AfterInterval::Continue
         },
     )?;
     println!("{}", serde_json_like(&report));

@@ -16,7 +16,8 @@ use flushwise_workloads::tpcc::export::for_each_row;
 use flushwise_workloads::tpcc::schema::*;
 use flushwise_workloads::tpcc::txn::{execute, OrderLineInput, Outcome, TxnInput};
 use flushwise_workloads::tpcc::{
-    self, Index, LoadConfig, LoadReport, RunConfig, StoreError, TpccError, TpccStore, TpccTxn, TxnKind, TxnObserver,
+    self, AfterInterval, Index, LoadConfig, LoadReport, RunConfig, StoreError, TpccError, TpccStore, TpccTxn, TxnKind,
+    TxnObserver,
 };
 
 fn options() -> DbOptions {
@@ -192,7 +193,10 @@ fn a_short_mix_keeps_the_database_consistent() {
             ..RunConfig::default()
         },
         Some(observer.clone() as Arc<dyn TxnObserver>),
-        &mut |i| intervals.push(i.clone()),
+        &mut |i| {
+            intervals.push(i.clone());
+            AfterInterval::Continue
+        },
     )
     .expect("run");
     eprintln!(
@@ -223,6 +227,56 @@ fn a_short_mix_keeps_the_database_consistent() {
         check.passed(),
         "{:?}",
         &check.violations[..check.violations.len().min(5)]
+    );
+}
+
+#[test]
+fn a_warmup_ended_by_the_callback_starts_the_measured_window_at_once() {
+    let (_dir, db) = loaded_copy();
+    let db = Arc::new(db);
+    let mut intervals = Vec::new();
+    let began = std::time::Instant::now();
+    let report = tpcc::run(
+        &db,
+        &RunConfig {
+            connections: 2,
+            warmup: Duration::from_secs(600),
+            duration: Duration::from_secs(2),
+            report_interval: Duration::from_millis(500),
+            seed: 3,
+            ..RunConfig::default()
+        },
+        None,
+        &mut |i| {
+            intervals.push(i.clone());
+            if intervals.len() == 2 {
+                AfterInterval::EndWarmup
+            } else {
+                AfterInterval::Continue
+            }
+        },
+    )
+    .expect("run");
+    let warmups = intervals.iter().filter(|i| i.warmup).count();
+    assert_eq!(warmups, 2, "{intervals:?}");
+    assert!(
+        intervals.len() >= 5,
+        "2 s measured in 500 ms intervals: {}",
+        intervals.len()
+    );
+    assert!(report.warmup_s > 0.9 && report.warmup_s < 60.0, "{}", report.warmup_s);
+    assert!(
+        began.elapsed() < Duration::from_secs(60),
+        "the 600 s warm-up was not cut short"
+    );
+    assert!(report.commits > 0);
+    let measured: u64 = intervals.iter().filter(|i| !i.warmup).map(|i| i.commits).sum();
+    // A terminal's transaction may straddle each boundary: at most one per
+    // terminal at each end.
+    assert!(
+        measured.abs_diff(report.commits) <= 4,
+        "the measured window is the intervals after the warm-up: {measured} vs {}",
+        report.commits
     );
 }
 
@@ -431,7 +485,7 @@ fn a_half_loaded_database_is_refused() {
     let e = tpcc::check(&store, false).expect_err("refused");
     assert!(e.to_string().contains("half-loaded"), "{e}");
     let store = Arc::new(store);
-    let e = tpcc::run(&store, &RunConfig::default(), None, &mut |_| {}).expect_err("refused");
+    let e = tpcc::run(&store, &RunConfig::default(), None, &mut |_| AfterInterval::Continue).expect_err("refused");
     assert!(e.to_string().contains("half-loaded"), "{e}");
     let e = tpcc::prepare(store.as_ref(), &LoadConfig::default(), &|_| {}).expect_err("refused");
     assert!(matches!(e, TpccError::AlreadyLoaded { .. }), "{e}");

@@ -24,11 +24,15 @@
 //!   warm-up is left out, as if the counters were reset at its end.
 //!   Latency runs from the first attempt's begin to the final commit or
 //!   rollback (retries and back-off included).
+//! - The warm-up lasts `warmup`, unless the interval callback ends it
+//!   earlier ([`AfterInterval::EndWarmup`], e.g. once the page cleaner's
+//!   parameters are steady); the measured window then starts at once and
+//!   still lasts `duration`. [`RunReport::warmup_s`] is the warm-up run.
 //! - NOPM = New-Orders committed per minute of the window; `tpm_total` =
 //!   transactions of every type completed (committed or rolled back by
 //!   New-Order's rule) per minute. Never "tpmC".
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -48,6 +52,8 @@ pub const RETRIES_MAX_DEFAULT: u32 = 100;
 pub struct RunConfig {
     /// Terminals (threads).
     pub connections: u32,
+    /// The warm-up; the longest one when the interval callback may end it
+    /// early.
     pub warmup: Duration,
     pub duration: Duration,
     pub report_interval: Duration,
@@ -344,17 +350,43 @@ fn run_one<S: TpccStore>(
     }
 }
 
+/// What the interval callback asks of the driver.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AfterInterval {
+    Continue,
+    /// End the warm-up now (ignored once measuring).
+    EndWarmup,
+}
+
 struct Shared<'a> {
     stop: AtomicBool,
     fatal: Mutex<Option<TpccError>>,
     stats: Vec<Mutex<TerminalStats>>,
     start: Instant,
-    measure_start: Instant,
-    measure_end: Instant,
+    /// The measured window, in microseconds since `start`; moved earlier
+    /// when the callback ends the warm-up.
+    measure_start_us: AtomicU64,
+    measure_end_us: AtomicU64,
     cfg: &'a RunConfig,
     weights_total: u64,
     warehouses: u32,
     constants: NurandConstants,
+}
+
+impl Shared<'_> {
+    fn measure_start(&self) -> Instant {
+        self.start + Duration::from_micros(self.measure_start_us.load(Ordering::Acquire))
+    }
+    fn measure_end(&self) -> Instant {
+        self.start + Duration::from_micros(self.measure_end_us.load(Ordering::Acquire))
+    }
+    /// Starts the measured window at `now`, lasting the configured duration.
+    fn end_warmup(&self, now: Instant) {
+        let start_us = (now - self.start).as_micros() as u64;
+        let end_us = start_us + self.cfg.duration.as_micros() as u64;
+        self.measure_end_us.store(end_us, Ordering::Release);
+        self.measure_start_us.store(start_us, Ordering::Release);
+    }
 }
 
 fn terminal<S: TpccStore>(store: &S, shared: &Shared<'_>, t: u32, observer: Option<&dyn TxnObserver>) {
@@ -371,12 +403,12 @@ fn terminal<S: TpccStore>(store: &S, shared: &Shared<'_>, t: u32, observer: Opti
         o.terminal_start(t);
     }
     let stats = &shared.stats[t as usize];
-    while !shared.stop.load(Ordering::Relaxed) && Instant::now() < shared.measure_end {
+    while !shared.stop.load(Ordering::Relaxed) && Instant::now() < shared.measure_end() {
         let kind = pick_kind(&mut rng, &cfg.weights, shared.weights_total);
         let input = generate(kind, &mut rng, &ctx);
         let (keying_s, think_mean_s) = keying_think_s(kind);
         if cfg.keying_think {
-            sleep_interruptible(Duration::from_secs_f64(keying_s), shared.measure_end, &shared.stop);
+            sleep_interruptible(Duration::from_secs_f64(keying_s), shared.measure_end(), &shared.stop);
         }
         let began = Instant::now();
         let mut retries = 0u64;
@@ -386,7 +418,7 @@ fn terminal<S: TpccStore>(store: &S, shared: &Shared<'_>, t: u32, observer: Opti
         let fatal = match result {
             Ok(outcome) => {
                 let Ok(mut s) = stats.lock() else { return };
-                let measured = ended >= shared.measure_start && ended <= shared.measure_end;
+                let measured = ended >= shared.measure_start() && ended <= shared.measure_end();
                 let s = &mut *s;
                 let record = |st: &mut Stats| {
                     let c = &mut st.counts[kind.index()];
@@ -421,7 +453,7 @@ fn terminal<S: TpccStore>(store: &S, shared: &Shared<'_>, t: u32, observer: Opti
         }
         if cfg.keying_think {
             let think_s = (-(1.0 - unit_f64(&mut rng)).ln() * think_mean_s).min(10.0 * think_mean_s);
-            sleep_interruptible(Duration::from_secs_f64(think_s), shared.measure_end, &shared.stop);
+            sleep_interruptible(Duration::from_secs_f64(think_s), shared.measure_end(), &shared.stop);
         }
     }
 }
@@ -437,7 +469,7 @@ fn interval_report(shared: &Shared<'_>, n: u32, since: Instant, now: Instant) ->
     let window = now - since;
     IntervalReport {
         interval: n,
-        warmup: since < shared.measure_start,
+        warmup: since < shared.measure_start(),
         elapsed_s: (now - shared.start).as_secs_f64(),
         interval_s: window.as_secs_f64(),
         commits: agg.sum(|c| c.commits),
@@ -456,7 +488,7 @@ pub fn run<S: TpccStore + Send + Sync + 'static>(
     store: &Arc<S>,
     cfg: &RunConfig,
     observer: Option<Arc<dyn TxnObserver>>,
-    on_interval: &mut dyn FnMut(&IntervalReport),
+    on_interval: &mut dyn FnMut(&IntervalReport) -> AfterInterval,
 ) -> Result<RunReport, TpccError> {
     let marker = require_loaded(store.as_ref())?;
     let warehouses = cfg.warehouses.unwrap_or(marker.warehouses);
@@ -495,8 +527,8 @@ pub fn run<S: TpccStore + Send + Sync + 'static>(
             .map(|_| Mutex::new(TerminalStats::default()))
             .collect(),
         start,
-        measure_start: start + cfg.warmup,
-        measure_end: start + cfg.warmup + cfg.duration,
+        measure_start_us: AtomicU64::new(cfg.warmup.as_micros() as u64),
+        measure_end_us: AtomicU64::new((cfg.warmup + cfg.duration).as_micros() as u64),
         cfg,
         weights_total,
         warehouses,
@@ -517,10 +549,11 @@ pub fn run<S: TpccStore + Send + Sync + 'static>(
         let mut n = 0u32;
         let mut since = start;
         while !shared.stop.load(Ordering::Relaxed) {
-            let next = (since + report_interval).min(shared.measure_end);
+            let (measure_start, measure_end) = (shared.measure_start(), shared.measure_end());
+            let next = (since + report_interval).min(measure_end);
             // A boundary at the end of the warm-up, so no interval mixes both.
-            let next = if since < shared.measure_start && next > shared.measure_start {
-                shared.measure_start
+            let next = if since < measure_start && next > measure_start {
+                measure_start
             } else {
                 next
             };
@@ -530,9 +563,12 @@ pub fn run<S: TpccStore + Send + Sync + 'static>(
                 continue;
             }
             n += 1;
-            on_interval(&interval_report(&shared, n, since, now));
+            let report = interval_report(&shared, n, since, now);
+            if on_interval(&report) == AfterInterval::EndWarmup && report.warmup {
+                shared.end_warmup(now);
+            }
             since = now;
-            if now >= shared.measure_end {
+            if now >= shared.measure_end() {
                 break;
             }
         }
@@ -582,7 +618,7 @@ pub fn run<S: TpccStore + Send + Sync + 'static>(
         warehouses,
         connections: cfg.connections,
         seed: cfg.seed,
-        warmup_s: cfg.warmup.as_secs_f64(),
+        warmup_s: (shared.measure_start() - start).as_secs_f64(),
         duration_s: cfg.duration.as_secs_f64(),
         constants,
         commits: total.sum(|c| c.commits),

@@ -42,7 +42,7 @@ use thiserror::Error;
 
 pub use check::{check, CheckReport, Violation};
 pub use codec::RowError;
-pub use driver::{run, IntervalReport, LatencySummary, RunConfig, RunReport, TxnObserver};
+pub use driver::{run, AfterInterval, IntervalReport, LatencySummary, RunConfig, RunReport, TxnObserver};
 pub use engine_store::EngineTxn;
 pub use export::{export, ExportReport};
 pub use load::{prepare, LoadConfig, LoadMarker, LoadProgress, LoadReport};
