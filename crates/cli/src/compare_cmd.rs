@@ -1,29 +1,6 @@
-//! `flushwise compare`: the main job. The same TPC-C load on the real
-//! engine under several page-cleaning policies, side by side.
-//!
-//! 1. Prepare `DIR/tpcc-w<W>` once (reused by later invocations; its
-//!    manifest says what it holds), after checking free disk space.
-//! 2. Per policy: copy the prepared files to `DIR/run` (every policy starts
-//!    from the same bytes), run warm-up + measurement, close cleanly, check
-//!    the consistency conditions on the copy.
-//! 3. Print one table (NOPM, ratio to the first policy, sync-write share,
-//!    I/O per transaction, hit ratio, dirty share, check verdict) and write
-//!    `results.json` (one object per line), `results.csv` and
-//!    `intervals.csv` under `OUT/compare-<unix seconds>/`.
-//!
-//! The default preset (`--preset paper-regime`) puts the run in Lee et
-//! al.'s regime: their pools (1 GB at 1,000 warehouses: ~65k frames
-//! against ~10k misses/s) hold seconds of misses, so a once-a-second page
-//! cleaner can keep up. Measured here (2 cores, this disk) at 30
-//! warehouses (2.5 GiB of pages) and 16 connections, a 352-384 MiB pool
-//! (14-15% of the data) misses ~4k times a second: the pool holds ~5-6 s
-//! of misses. The redo log is resized to 2 GiB for the run (several times
-//! the pool, as the paper's 16 GB against 1-8 GB pools); the prepared base
-//! keeps 256 MiB. Disk: base 2.7 GB + one copy with its 2 GiB log, ~8 GB;
-//! time: ~2.5 minutes per policy. `--preset small-pool` is the former
-//! default (10 warehouses, 32 MiB: the pool turns over more than once a
-//! second) and `--preset in-memory` holds the data in the pool. After the
-//! runs the output says which regime the measurement was in.
+//! `flushwise compare`, the main job: argument handling around
+//! `flushwise_lab::engine_compare` (what it does and why the default preset
+//! is Lee et al.'s regime is documented there).
 
 use std::fs;
 
@@ -53,23 +30,6 @@ fn location(name: &str, args: &EngineCompareArgs) -> DbLocationArgs {
         redo_dir: args.redo_dir.as_ref().map(|r| r.join(name)),
         io: args.io.clone(),
     }
-}
-
-/// Replaces `copy` with the files of `base` (data directory and, when it
-/// has one of its own, redo directory).
-fn copy_prepared(base: &DbLocationArgs, copy: &DbLocationArgs) -> Result<(), String> {
-    database::copy_database(&base.dir, &copy.dir)?;
-    if let (Some(from), Some(to)) = (&base.redo_dir, &copy.redo_dir) {
-        database::copy_database(from, to)?;
-    }
-    Ok(())
-}
-
-fn remove_copy(copy: &DbLocationArgs) -> Result<(), String> {
-    for dir in std::iter::once(&copy.dir).chain(copy.redo_dir.as_ref()) {
-        fs::remove_dir_all(dir).map_err(|e| format!("{}: cannot remove the run copy: {e}", dir.display()))?;
-    }
-    Ok(())
 }
 
 /// The prepared base database: reused when its manifest matches.
@@ -197,7 +157,7 @@ pub fn command(args: &EngineCompareArgs) -> Result<(), String> {
     let mut outcomes = Vec::new();
     for policy in &args.policies.0 {
         let name = &policy.to_string();
-        copy_prepared(&base, &copy)?;
+        database::copy_with_redo(&base.dir, base.redo_dir.as_deref(), &copy.dir, copy.redo_dir.as_deref())?;
         let options = engine_opts::run_options(&copy, &args.engine, policy, &manifest)?;
         let spec = EngineRunSpec {
             dir: &copy.dir,
@@ -236,7 +196,7 @@ pub fn command(args: &EngineCompareArgs) -> Result<(), String> {
         }
         outcomes.push(PolicyOutcome { out, check });
     }
-    remove_copy(&copy)?;
+    database::remove_with_redo(&copy.dir, copy.redo_dir.as_deref())?;
     write_results(&results_dir, &outcomes)?;
     let text = match args.engine.output {
         OutputFormat::Table => compare_table(&outcomes),

@@ -3,6 +3,7 @@
 //! The database directory itself (manifest, free space, per-policy copy) is
 //! `flushwise_lab::database`.
 
+use flushwise_core::limits::RUN_POOL_FRAMES_MIN;
 use flushwise_core::policy::PolicySpec;
 use flushwise_lab::steady::Warmup;
 use std::time::Duration;
@@ -75,12 +76,14 @@ pub fn run_options(
     let redo = engine.redo.as_deref().map(|r| size_flag("--redo", r)).transpose()?;
     let buffer_pool_bytes = size_flag("--buffer-pool", engine.buffer_pool())?;
     let frames = buffer_pool_bytes / manifest.page_size_bytes as u64;
-    if frames < BUFFER_POOL_FRAMES_MIN {
+    if frames < RUN_POOL_FRAMES_MIN {
         return Err(format!(
-            "--buffer-pool {}: {frames} pages of {} bytes; at least {BUFFER_POOL_FRAMES_MIN} pages are needed for {} connections' latched pages and the cleaner's batches",
+            "--buffer-pool {}: {frames} pages of {} bytes; at least {RUN_POOL_FRAMES_MIN} pages are needed for {} connections' latched pages and the cleaner's batches",
             engine.buffer_pool(), manifest.page_size_bytes, engine.connections
         ));
     }
+    flushwise_lab::database::require_pool_fits_memory(buffer_pool_bytes)
+        .map_err(|e| format!("--buffer-pool {}: {e}", engine.buffer_pool()))?;
     Ok(DbOptions {
         redo_dir: location.redo_dir.clone(),
         page_size,
@@ -98,9 +101,6 @@ pub fn run_options(
         ..DbOptions::default()
     })
 }
-
-/// The smallest pool `run` accepts, in pages.
-pub const BUFFER_POOL_FRAMES_MIN: u64 = 256;
 
 /// A run's warm-up rule, measured time and report interval.
 pub fn run_durations(engine: &EngineRunArgs) -> Result<(Warmup, Duration, Duration), String> {

@@ -267,7 +267,7 @@ pub fn run(args: &TpccRunArgs) -> Result<(), String> {
         write_file(path, &csv.render(), "--intervals")?;
     }
     let text = match format {
-        OutputFormat::Table => output::engine_summary_text(&out),
+        OutputFormat::Table => output::engine_summary_text(&out.result),
         OutputFormat::Json => output::json_lines([(&out.result, out.rows.as_slice())])?,
         OutputFormat::Csv => {
             let mut csv = Csv::default();

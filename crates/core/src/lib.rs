@@ -19,6 +19,7 @@ pub mod fast_hits;
 mod fast_hits_tests;
 pub mod free_page_path;
 pub mod iteration_log;
+pub mod limits;
 pub mod list;
 pub mod page_table;
 pub mod params;

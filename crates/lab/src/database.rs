@@ -160,6 +160,48 @@ pub fn copy_database(from: &Path, to: &Path) -> Result<(), String> {
     Ok(())
 }
 
+/// This machine's memory, from `/proc/meminfo` (`MemTotal`); `None` where
+/// it cannot be read.
+pub fn memory_bytes() -> Option<u64> {
+    let text = fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+/// Refuses an engine pool larger than
+/// [`flushwise_core::limits::engine_pool_bytes_max`] of this machine's
+/// memory (no check where the memory cannot be read).
+pub fn require_pool_fits_memory(pool_bytes: u64) -> Result<(), String> {
+    match memory_bytes() {
+        Some(ram) if pool_bytes > flushwise_core::limits::engine_pool_bytes_max(ram) => Err(format!(
+            "{} does not fit this machine's {} of memory (at most {}: the rest is for the system, the redo buffer and the connections)",
+            human_bytes(pool_bytes),
+            human_bytes(ram),
+            human_bytes(flushwise_core::limits::engine_pool_bytes_max(ram))
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Replaces the database at `to` (and its redo directory, when both sides
+/// have one of their own) with the files of `from`.
+pub fn copy_with_redo(from: &Path, from_redo: Option<&Path>, to: &Path, to_redo: Option<&Path>) -> Result<(), String> {
+    copy_database(from, to)?;
+    if let (Some(from), Some(to)) = (from_redo, to_redo) {
+        copy_database(from, to)?;
+    }
+    Ok(())
+}
+
+/// Removes a run copy: its directory and its own redo directory.
+pub fn remove_with_redo(dir: &Path, redo: Option<&Path>) -> Result<(), String> {
+    for dir in std::iter::once(dir).chain(redo) {
+        fs::remove_dir_all(dir).map_err(|e| format!("{}: cannot remove the run copy: {e}", dir.display()))?;
+    }
+    Ok(())
+}
+
 /// Disk per warehouse a load needs, with margin: about 100 MiB of InnoDB
 /// pages per warehouse is the usual figure (ecosystem.md §2); ours is
 /// smaller, the margin covers page fill and the doublewrite file.

@@ -1,6 +1,33 @@
-//! The pieces of an engine comparison (`flushwise compare`) that are not
-//! argument handling: what each policy's run left, which regime it was in,
-//! the result files and the table.
+//! The pieces of an engine comparison (`flushwise compare`, the main job)
+//! that are not argument handling: the presets, what each policy's run
+//! left, which regime it was in, the result files and the table.
+//!
+//! 1. Prepare `DIR/tpcc-w<W>` once (reused by later invocations; its
+//!    manifest says what it holds), after checking free disk space.
+//! 2. Per policy: copy the prepared files to `DIR/run` (every policy starts
+//!    from the same bytes), run warm-up + measurement, close cleanly, check
+//!    the consistency conditions on the copy. The default warm-up is
+//!    `steady` ([`crate::steady`]): each policy until its tuned parameters
+//!    hold still, as Lee et al.'s 30-minute warm-up lets every policy
+//!    converge.
+//! 3. Print one table (NOPM, ratio to the first policy, sync-write share,
+//!    I/O per transaction, hit ratio, dirty share, check verdict) and write
+//!    `results.json` (one object per line), `results.csv` and
+//!    `intervals.csv` under `OUT/compare-<unix seconds>/`.
+//!
+//! The default preset (`--preset paper-regime`) puts the run in Lee et
+//! al.'s regime: their pools (1 GB at 1,000 warehouses: ~65k frames
+//! against ~10k misses/s) hold seconds of misses, so a once-a-second page
+//! cleaner can keep up. Measured here (2 cores, this disk) at 30
+//! warehouses (2.5 GiB of pages) and 16 connections, a 352-384 MiB pool
+//! (14-15% of the data) misses ~4k times a second: the pool holds ~5-6 s
+//! of misses. The redo log is resized to 2 GiB for the run (several times
+//! the pool, as the paper's 16 GB against 1-8 GB pools); the prepared base
+//! keeps 256 MiB. Disk: base 2.7 GB + one copy with its 2 GiB log, ~8 GB.
+//! `--preset small-pool` (10 warehouses, 32 MiB: the pool turns over more
+//! than once a second) and `--preset in-memory` (the data in the pool) are
+//! the other regimes; [`COMPARE_PRESETS`] lists them all. After the
+//! runs the output says which regime the measurement was in.
 //!
 //! Invariant: the result files hold exactly what stdout would carry with
 //! `--output json` (`results.json`, JSON lines of kind interval and result)

@@ -302,6 +302,9 @@ pub fn run(
     // known; then `time_s` becomes seconds since the measurement began.
     let mut elapsed_s: Vec<f64> = Vec::new();
     let mut steady = spec.steady_warmup_min.map(SteadyWatch::new);
+    // When the warm-up ends, in seconds since the start: known in advance
+    // for a fixed warm-up, when the steady test fires otherwise.
+    let mut warmup_end_s = spec.steady_warmup_min.is_none().then_some(spec.run.warmup.as_secs_f64());
     let policy = spec.options.policy.to_string();
     let seed = spec.run.seed;
     let mut on_interval = |r: &IntervalReport| {
@@ -311,11 +314,8 @@ pub fn run(
             policy: policy.clone(),
             seed,
             config_hash: config_hash.clone(),
-            time_s: if steady.is_some() {
-                r.elapsed_s
-            } else {
-                r.elapsed_s - spec.run.warmup.as_secs_f64()
-            },
+            // Until a steady warm-up ends, seconds since the start.
+            time_s: r.elapsed_s - warmup_end_s.unwrap_or(0.0),
             warmup: r.warmup,
             figures: FlushFigures::compute(&m.counters.since(&previous), &counts, r.interval_s),
             dirty_pct: dirty_pct(&m, frames),
@@ -337,6 +337,7 @@ pub fn run(
                 .as_mut()
                 .is_some_and(|watch| watch.observe(r.elapsed_s, &row.parameters));
         let after = if is_steady {
+            warmup_end_s = Some(r.elapsed_s);
             measuring.store(true, Ordering::Relaxed);
             AfterInterval::EndWarmup
         } else {

@@ -458,8 +458,7 @@ pub fn interval_line(label: &str, row: &flushwise_sim::IntervalRow) -> String {
 }
 
 /// The final summary of one run, for people.
-pub fn engine_summary_text(out: &crate::engine_run::EngineRunOutput) -> String {
-    let r = &out.result;
+pub fn engine_summary_text(r: &RunResult) -> String {
     let f = &r.figures;
     let mut text = String::new();
     let mut kv: Vec<(&str, String)> = vec![
@@ -478,8 +477,11 @@ pub fn engine_summary_text(out: &crate::engine_run::EngineRunOutput) -> String {
     ];
     kv.extend(flushing_rows(r));
     kv.push((
-        "measured / wall",
-        format!("{:.0} s / {:.0} s", r.measured_seconds, r.wall_seconds),
+        "warm-up / measured / wall",
+        format!(
+            "{:.0} s / {:.0} s / {:.0} s",
+            r.warmup_seconds, r.measured_seconds, r.wall_seconds
+        ),
     ));
     if let Some(n) = r.trace_records {
         kv.push(("trace records", n.to_string()));

@@ -134,10 +134,9 @@ impl SteadyWatch {
         let now = parameters;
         self.samples[first..].iter().all(|(_, earlier)| {
             now.iter().filter(|(name, _)| is_tuned(name)).all(|(name, value)| {
-                earlier
-                    .iter()
-                    .find(|(n, _)| n == name)
-                    .map_or(true, |(_, before)| relative_change(*before, *value) <= STILL_ADAPTING_CHANGE)
+                earlier.iter().find(|(n, _)| n == name).map_or(true, |(_, before)| {
+                    relative_change(*before, *value) <= STILL_ADAPTING_CHANGE
+                })
             })
         })
     }

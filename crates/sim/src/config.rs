@@ -9,6 +9,7 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use flushwise_core::device::DeviceSpec;
+use flushwise_core::limits::{CONNECTIONS_MAX, POOL_FRAMES_MAX, SIM_POOL_FRAMES_MIN};
 use flushwise_core::policy::PolicySpec;
 use flushwise_core::TimeUs;
 
@@ -130,15 +131,15 @@ impl SimConfig {
                 self.page_size_bytes
             ));
         }
-        if self.frames() < 64 {
+        if self.frames() < SIM_POOL_FRAMES_MIN {
             return Err(format!(
-                "--buffer-pool {} bytes holds {} pages: at least 64 pages ({} bytes) are needed",
+                "--buffer-pool {} bytes holds {} pages: at least {SIM_POOL_FRAMES_MIN} pages ({} bytes) are needed",
                 self.buffer_pool_bytes,
                 self.frames(),
-                64 * u64::from(self.page_size_bytes)
+                SIM_POOL_FRAMES_MIN * u64::from(self.page_size_bytes)
             ));
         }
-        if self.frames() > u64::from(u32::MAX / 2) {
+        if self.frames() > POOL_FRAMES_MAX {
             return Err(format!("--buffer-pool {} bytes is too large", self.buffer_pool_bytes));
         }
         if matches!(self.workload, WorkloadSpec::Tpcc { .. }) && self.connections == 0 {
@@ -152,9 +153,9 @@ impl SimConfig {
                 ));
             }
         }
-        if self.connections > 100_000 {
+        if self.connections > CONNECTIONS_MAX {
             return Err(format!(
-                "--connections {}: at most 100000 are accepted",
+                "--connections {}: at most {CONNECTIONS_MAX} are accepted",
                 self.connections
             ));
         }

@@ -88,7 +88,7 @@ pub const PARAMS: &[ParamDecl] = &[
         "cleaners",
         2,
         1,
-        4096,
+        crate::limits::CLEANERS_MAX,
         "num_iocleaners: page-cleaner threads (paper 002's DB2: 2)",
     ),
     DIRTY_PAGE_THRESHOLD_PCT,

@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use flushwise_core::{CleanerAction, Sleep};
 
-use super::shell::{Inner, LatchWait};
+use super::inner::{Inner, LatchWait};
 use super::{BufferError, Result};
 
 pub(crate) fn start(inner: &Arc<Inner>) -> Result<Vec<JoinHandle<()>>> {

@@ -55,6 +55,7 @@
 mod background;
 pub(crate) mod hit_path;
 mod hit_table;
+mod inner;
 pub mod metrics;
 pub mod page_diff;
 pub mod redo_apply;
@@ -63,9 +64,10 @@ pub mod space_store;
 
 use std::path::PathBuf;
 
+pub use inner::{CheckpointFloor, ShellConfig};
 pub use metrics::MetricsSnapshot;
 pub use redo_apply::{apply_redo_record, ApplyOutcome, RedoApplyError};
-pub use shell::{BufferPoolShell, CheckpointFloor, ShellConfig};
+pub use shell::BufferPoolShell;
 pub use space_store::{ShellGuard, SpaceStore};
 
 use crate::redo::RedoError;

@@ -51,9 +51,10 @@ use std::time::Duration;
 use flushwise_core::{FixIntent, FrameId, Lsn, PageId};
 use parking_lot::{Mutex, RwLockReadGuard, RwLockWriteGuard};
 
+use super::inner::{guard_acquired, guard_released, guards_held, Inner};
 use super::page_diff::changed_ranges;
 use super::redo_apply::page_init_payload;
-use super::shell::{guard_acquired, guard_released, guards_held, BufferPoolShell, Inner};
+use super::shell::BufferPoolShell;
 use super::{BufferError, Result};
 use crate::page::{self, PageType, HEADER_LEN};
 use crate::page_store::{Latch, PageGuard, PageStore, StoreError};
@@ -122,6 +123,14 @@ pub struct ShellGuard<'a> {
     /// Redo bytes of this page in the group it was committed with
     /// (`None`: not modified by a commit).
     redo_bytes: Option<u32>,
+}
+
+impl BufferPoolShell {
+    /// The [`crate::page_store::PageStore`] of space `space_id`.
+    pub fn store(self: &Arc<Self>, space_id: u32) -> Result<SpaceStore> {
+        let ts = self.inner.space(space_id)?;
+        Ok(SpaceStore::new(Arc::clone(self), Arc::clone(ts)))
+    }
 }
 
 impl SpaceStore {

@@ -99,6 +99,7 @@ pub mod store;
 pub mod txn;
 pub mod undo;
 
+use flushwise_core::limits::DATABASE_POOL_FRAMES_MIN;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt;
 use std::ops::Bound;
@@ -749,10 +750,10 @@ impl Database {
         let frames = options.buffer_pool_bytes / options.page_size.bytes_u64();
         let frames = u32::try_from(frames)
             .ok()
-            .filter(|f| *f >= 16)
+            .filter(|f| *f >= DATABASE_POOL_FRAMES_MIN)
             .ok_or_else(|| DbError::Options {
                 reason: format!(
-                    "buffer_pool_bytes {} gives {frames} pages of {}; need 16..=u32::MAX",
+                    "buffer_pool_bytes {} gives {frames} pages of {}; need {DATABASE_POOL_FRAMES_MIN}..=u32::MAX",
                     options.buffer_pool_bytes,
                     options.page_size.bytes()
                 ),

@@ -1,0 +1,203 @@
+//! Finding frames: a user's free-frame search (`buf_LRU_get_free_block`:
+//! the free list, the clean-victim scan, the single-page flush) and the
+//! page cleaner's LRU and flush-list batches, with the write orders they
+//! start. Every eviction goes through `claim_victim`, which asks a fast-hit
+//! shell first (invariant 8 of the parent module).
+
+use super::*;
+
+impl BufferPool {
+    /// Finds a frame for a missing page (`buf_LRU_get_free_block`).
+    pub(super) fn take_free_frame(&mut self, attempt: u32) -> Result<u32, FixOutcome> {
+        if let Some(index) = self.free.pop() {
+            return Ok(index);
+        }
+        if self.try_lru_scan || attempt > 0 {
+            // buf_LRU_free_from_common_LRU_list: the first scan is bounded
+            // (5.6.15: srv_LRU_scan_depth; 5.7: 100), a retry scans all.
+            let limit = if attempt > 0 {
+                u32::MAX
+            } else {
+                self.free_rule.user_scan_depth
+            };
+            let mut cursor = self.lru_tail();
+            let mut scanned = 0;
+            while cursor != NIL && scanned < limit {
+                scanned += 1;
+                if self.claim_victim(cursor) {
+                    self.counters.clean_victim_scanned += u64::from(scanned);
+                    self.unlink_resident(cursor);
+                    return Ok(cursor);
+                }
+                cursor = self.lru_prev(cursor);
+            }
+            self.counters.clean_victim_scanned += u64::from(scanned);
+            if attempt == 0 {
+                self.try_lru_scan = false;
+            }
+        }
+        // Single-page flush: the first flushable page from the tail that
+        // nobody has fixed (InnoDB 5.6 `buf_flush_ready_for_flush` with
+        // BUF_FLUSH_SINGLE_PAGE requires `buf_fix_count == 0`: the user
+        // may hold latches on its own fixed pages, and writing one of them
+        // would wait on itself).
+        self.counters.wait_free += 1;
+        let mut cursor = self.lru_tail();
+        let mut scanned = 0u64;
+        while cursor != NIL {
+            scanned += 1;
+            if self.single_page_flushable(cursor) {
+                self.counters.dirty_victim_scanned += scanned;
+                let order = self.start_write(cursor, WriteKind::SyncReplacement);
+                self.frames[cursor as usize].evict_after_write = true;
+                if self.wake.on_sync_replacement {
+                    self.wake_pending = true;
+                }
+                return Err(FixOutcome::SyncReplacementWrite(order));
+            }
+            cursor = self.lru_prev(cursor);
+        }
+        self.counters.dirty_victim_scanned += scanned;
+        // Nothing to flush: InnoDB's next iteration follows at once (it only
+        // sleeps from the third) and scans the whole LRU for a clean victim.
+        if attempt == 0 {
+            let mut cursor = self.lru_tail();
+            let mut scanned = 0u64;
+            while cursor != NIL {
+                scanned += 1;
+                if self.claim_victim(cursor) {
+                    self.counters.clean_victim_scanned += scanned;
+                    self.unlink_resident(cursor);
+                    return Ok(cursor);
+                }
+                cursor = self.lru_prev(cursor);
+            }
+            self.counters.clean_victim_scanned += scanned;
+        }
+        Err(FixOutcome::NoFrame)
+    }
+
+    /// True if the replaceable frame `index` may be evicted now: the
+    /// [`FastHits`] shell, if any, holds no pin on it (a veto is counted).
+    pub(super) fn claim_victim(&mut self, index: u32) -> bool {
+        let f = &self.frames[index as usize];
+        if !f.replaceable() {
+            return false;
+        }
+        let Some(fast) = &self.fast else { return true };
+        if fast.try_evict(FrameId(index), f.page) {
+            true
+        } else {
+            self.counters.pin_vetoes += 1;
+            false
+        }
+    }
+
+    /// Flushable and fixed by nobody, through the core or a shell pin.
+    pub(super) fn single_page_flushable(&self, index: u32) -> bool {
+        let f = &self.frames[index as usize];
+        f.flushable() && f.fix_count == 0 && !self.fast.as_ref().is_some_and(|fast| fast.is_pinned(FrameId(index)))
+    }
+
+    /// Tells the [`FastHits`] shell the access rule of `index`.
+    pub(super) fn publish_rule(&self, index: u32) {
+        if let Some(fast) = &self.fast {
+            fast.publish_access_rule(FrameId(index), self.access_rule(FrameId(index)));
+        }
+    }
+
+    pub(super) fn start_write(&mut self, index: u32, kind: WriteKind) -> WriteOrder {
+        let f = &mut self.frames[index as usize];
+        debug_assert!(f.flushable());
+        f.io = Io::Write(kind);
+        f.remodified_lsn = Lsn::ZERO;
+        // 5.7 evicts an LRU-batch page when its write completes; in 5.6.15
+        // it stays on the LRU, clean, for a later chunk or a user to evict.
+        f.evict_after_write =
+            kind == WriteKind::LruBatch && self.free_rule.lru_written_pages == LruWrittenPages::EvictOnCompletion;
+        self.pending_writes[kind.index()] += 1;
+        match kind {
+            WriteKind::LruBatch => self.counters.lru_batch_flush_pages += 1,
+            WriteKind::FlushList => self.counters.flush_list_pages += 1,
+            WriteKind::CleanerClean => self.counters.cleaner_clean_pages += 1,
+            WriteKind::SyncReplacement => self.counters.sync_replacement_writes += 1,
+            WriteKind::SyncRecoverability => self.counters.sync_recoverability_writes += 1,
+        }
+        WriteOrder {
+            frame: FrameId(index),
+            page: f.page,
+            page_lsn: f.newest_modification,
+            kind,
+        }
+    }
+
+    /// Evicts a replaceable page to the free list.
+    pub(super) fn evict(&mut self, index: u32) {
+        self.unlink_resident(index);
+        self.free.push(index);
+    }
+
+    /// One chunk of the LRU batch (`buf_flush_LRU_list_batch`): from the
+    /// tail, until `max_pages` pages were *written*, the free list reaches
+    /// `free_target`, `scan_limit` pages were scanned, or the LRU is down to
+    /// `BUF_LRU_MIN_LEN`. Clean pages met on the way are evicted without
+    /// counting against `max_pages` (5.6.15 counts only written pages).
+    pub fn lru_batch_chunk(&mut self, max_pages: u32, free_target: u32, scan_limit: u32, mode: LruMode) -> LruChunk {
+        let mut chunk = LruChunk::default();
+        let mut cursor = self.lru_tail();
+        let mut count = 0;
+        while cursor != NIL
+            && count < max_pages
+            && chunk.scanned < scan_limit
+            && self.free_len() < free_target
+            && self.lru_len() > self.config.lru_min_len
+        {
+            let prev = self.lru_prev(cursor);
+            chunk.scanned += 1;
+            let flushable = self.frames[cursor as usize].flushable();
+            if mode == LruMode::EvictToFree && self.claim_victim(cursor) {
+                // Evictions do not count against `max_pages`: 5.6.15
+                // `buf_flush_LRU_list_batch` counts only the pages it
+                // writes (`count < max`); evictions are bounded by
+                // `free_len < srv_LRU_scan_depth` (`free_target`).
+                self.evict(cursor);
+                self.counters.lru_batch_evict_pages += 1;
+                chunk.evicted += 1;
+            } else if flushable {
+                let kind = match mode {
+                    LruMode::EvictToFree => WriteKind::LruBatch,
+                    LruMode::CleanOnly => WriteKind::CleanerClean,
+                };
+                chunk.writes.push(self.start_write(cursor, kind));
+                count += 1;
+            }
+            cursor = prev;
+        }
+        // buf_flush_end: the end of any batch tells users a tail scan may pay again.
+        self.try_lru_scan = true;
+        chunk
+    }
+
+    /// A flush-list batch (`buf_do_flush_list_batch`): from the oldest end,
+    /// up to `max_pages` writes of pages whose oldest modification is below
+    /// `lsn_limit`. Returns the writes and the number of pages scanned.
+    pub fn flush_list_batch(&mut self, max_pages: u32, lsn_limit: Lsn, kind: WriteKind) -> (Vec<WriteOrder>, u32) {
+        let mut writes = Vec::new();
+        let mut scanned = 0;
+        let mut cursor = self.flush.tail;
+        while cursor != NIL && (writes.len() as u32) < max_pages {
+            let f = &self.frames[cursor as usize];
+            if f.oldest_modification >= lsn_limit {
+                break;
+            }
+            let prev = f.flush.prev;
+            scanned += 1;
+            if f.flushable() {
+                writes.push(self.start_write(cursor, kind));
+            }
+            cursor = prev;
+        }
+        self.try_lru_scan = true;
+        (writes, scanned)
+    }
+}

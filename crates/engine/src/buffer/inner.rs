@@ -1,0 +1,741 @@
+//! The state the shell handle, the page stores and the background threads
+//! share ([`Inner`]): frames and their latches, the core behind one mutex,
+//! and every I/O path (fix, page writes, free check, checkpoint).
+//!
+//! The shell handle ([`super::shell::BufferPoolShell`]) owns an
+//! `Arc<Inner>` and the background threads; stores
+//! ([`super::space_store::SpaceStore`]) and threads
+//! ([`super::background`]) hold the same `Arc` and call in here. Nothing in
+//! this file knows about either, so the three sit side by side over it.
+//!
+//! Paths (see the table in [`super`]):
+//! - `fix`: the user's page request loop;
+//! - `write_pages`: every page write (cleaner batches, synchronous
+//!   replacement and recoverability writes, shutdown): copy under a shared
+//!   latch, seal, WAL (`RedoLog::wait_durable`), doublewrite batch or
+//!   in-place writes, then `complete_write` (or `fail_write`);
+//! - `free_check`: InnoDB's `log_free_check` before a mini-transaction,
+//!   called only by threads holding no page latch (a sync flush may need to
+//!   latch any dirty page);
+//! - `checkpoint`: oldest modification → fsync the tablespaces →
+//!   `RedoLog::write_checkpoint` → `note_checkpoint`.
+//!
+//! Limits: a user waits at most `no_frame_waits_max` times 1 ms for a frame
+//! and `FREE_CHECK_ROUNDS_MAX` rounds for redo space before it gets an error.
+
+use std::cell::Cell;
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
+
+use flushwise_core::policy::{PolicySpec, FLUSH_BATCH_PAGES};
+use flushwise_core::{
+    BufferPool, BufferPoolConfig, CheckpointReason, DecisionLog, FixIntent, FixOutcome, FrameId, FreeCheck, Lsn,
+    PageCleaner, PageId, RedoConfig as CoreRedoConfig, SinglePageFlush, TimeUs, WriteKind, WriteOrder,
+};
+use parking_lot::{Condvar, Mutex, RwLock};
+
+use super::hit_path::{Gate, HitPath};
+use super::metrics::MetricsSnapshot;
+use super::{redo_apply, BufferError, Result};
+use crate::page::{self, PageSize};
+use crate::redo::{Record, RedoLog};
+use crate::storage::{AlignedBuf, Doublewrite, EngineStorageError, Tablespace};
+use crate::trace_recorder::TraceRecorder;
+
+/// Wait between retries when no frame can be freed (InnoDB sleeps 10 ms
+/// from the third free-block iteration; 1 ms keeps small pools moving).
+pub const NO_FRAME_WAIT: Duration = Duration::from_millis(1);
+/// Longest single condvar wait for an I/O completion before re-checking.
+const IO_WAIT_SLICE: Duration = Duration::from_millis(10);
+/// Rounds of a free check (sync flush or wait) before giving up (~30 s).
+const FREE_CHECK_ROUNDS_MAX: u32 = 3_000;
+/// Rounds of `flush_all` before giving up.
+const FLUSH_ALL_ROUNDS_MAX: u32 = 100_000;
+/// Metrics snapshots kept (one per second: an hour).
+const METRICS_HISTORY_MAX: usize = 3_600;
+
+thread_local! {
+    /// Page guards this thread holds, over all shells: a free check (which
+    /// may latch any dirty page) runs only when it is zero.
+    static GUARDS_HELD: Cell<u32> = const { Cell::new(0) };
+}
+
+pub(crate) fn guards_held() -> u32 {
+    GUARDS_HELD.with(Cell::get)
+}
+
+pub(crate) fn guard_acquired() {
+    GUARDS_HELD.with(|c| c.set(c.get() + 1));
+}
+
+pub(crate) fn guard_released() {
+    GUARDS_HELD.with(|c| c.set(c.get().saturating_sub(1)));
+}
+
+/// Configuration of a shell.
+#[derive(Clone, Debug)]
+pub struct ShellConfig {
+    /// Number of frames (pool bytes / page size); at least 8.
+    pub frames: u32,
+    /// Page-cleaning policy and its parameters.
+    pub policy: PolicySpec,
+    /// `innodb_thread_concurrency`, used by the core's redo margins.
+    pub thread_concurrency: u32,
+    /// Period of the master thread's checkpoint.
+    pub checkpoint_interval: Duration,
+    /// Period of the metrics snapshots.
+    pub metrics_interval: Duration,
+    /// Record the policy's decisions (bounded ring of `decision_log_capacity`).
+    pub decision_log: bool,
+    pub decision_log_capacity: usize,
+    /// Keep one `flushwise_core::IterationRecord` per page-cleaner iteration
+    /// until drained ([`BufferPoolShell::drain_iteration_records`]).
+    pub iteration_records: bool,
+    /// 1 ms waits for a frame before "buffer pool too small".
+    pub no_frame_waits_max: u32,
+    /// Start the page-cleaner and master threads (tests may drive by hand).
+    pub background_threads: bool,
+    /// Serve hits that move nothing in the LRU without the core's mutex
+    /// ([`super::hit_path`]); `false` sends every fix and unfix through it.
+    pub hit_fast_path: bool,
+}
+
+impl Default for ShellConfig {
+    fn default() -> Self {
+        Self {
+            frames: 8192,
+            policy: PolicySpec::default(),
+            thread_concurrency: 16,
+            checkpoint_interval: Duration::from_secs(1),
+            metrics_interval: Duration::from_secs(1),
+            decision_log: false,
+            decision_log_capacity: 100_000,
+            iteration_records: false,
+            no_frame_waits_max: 5_000,
+            background_threads: true,
+            hit_fast_path: true,
+        }
+    }
+}
+
+/// A frame's page latch, alone on its cache line: threads latching
+/// neighbouring frames do not share one.
+#[repr(align(64))]
+pub(crate) struct FrameLatch(RwLock<AlignedBuf>);
+
+impl std::ops::Deref for FrameLatch {
+    type Target = RwLock<AlignedBuf>;
+
+    fn deref(&self) -> &RwLock<AlignedBuf> {
+        &self.0
+    }
+}
+
+/// A lower bound the layer above puts on checkpoints: the shell never
+/// checkpoints past the LSN it returns (`None`: no bound now). The
+/// transaction layer uses it to keep the redo of every unfinished
+/// transaction (its logical undo entries) after the checkpoint, and to keep
+/// the whole recovery scan until recovery is done. It must return an
+/// append-group boundary and must not block on the shell.
+pub type CheckpointFloor = Arc<dyn Fn() -> Option<Lsn> + Send + Sync>;
+
+/// How a writer takes the shared latch of a page to copy it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum LatchWait {
+    /// Wait for it (page cleaners, free checks: they hold no latch).
+    Block,
+    /// Give up on pages latched exclusively (a user thread that may hold
+    /// latches itself: InnoDB's `rw_lock_s_lock_nowait` for single-page
+    /// flushes). A skipped write is abandoned (`abandon_write`: uncounted).
+    Try,
+}
+
+pub(crate) struct Core {
+    pub pool: BufferPool,
+    pub cleaner: PageCleaner,
+}
+
+#[derive(Default)]
+pub(crate) struct WakeState {
+    pub stop: bool,
+    /// Bumped when `take_wake` fired after a user operation.
+    pub event_seq: u64,
+    /// Bumped on every page-write completion.
+    pub write_seq: u64,
+}
+
+/// State shared by the shell handle, the stores and the background threads.
+pub(crate) struct Inner {
+    pub config: ShellConfig,
+    pub page_size: PageSize,
+    origin: Instant,
+    pub frames: Box<[FrameLatch]>,
+    pub core: Mutex<Core>,
+    /// The hit fast path, if `config.hit_fast_path`.
+    pub hit_path: Option<Arc<HitPath>>,
+    /// Signalled (under `core`) on read and write completions.
+    pub io_cv: Condvar,
+    /// Serialises redo append + `note_modification` against the checkpoint
+    /// candidate (invariant 4 of the module doc).
+    pub flush_order: Mutex<()>,
+    /// Serialises checkpoints.
+    checkpoint_lock: Mutex<()>,
+    pub redo: Arc<RedoLog>,
+    pub doublewrite: Option<Arc<Doublewrite>>,
+    pub spaces: Vec<Arc<Tablespace>>,
+    pub wake: Mutex<WakeState>,
+    pub wake_cv: Condvar,
+    pub poisoned: OnceLock<String>,
+    pub metrics: Mutex<VecDeque<MetricsSnapshot>>,
+    /// See [`CheckpointFloor`]; read after the checkpoint candidate.
+    checkpoint_floor: Option<CheckpointFloor>,
+    /// True while `trace` holds a recorder: the only cost of tracing off.
+    pub trace_on: AtomicBool,
+    pub trace: RwLock<Option<Arc<TraceRecorder>>>,
+    /// Page writes issued to the files and not yet returned (after WAL):
+    /// what `os_aio_wait_until_no_pending_writes` waits on.
+    writes_in_flight: Mutex<u32>,
+    writes_in_flight_cv: Condvar,
+}
+
+impl Inner {
+    /// Builds the shared state: the core with its policy, the frames; no
+    /// thread is started here.
+    pub(crate) fn open(
+        config: ShellConfig,
+        redo: Arc<RedoLog>,
+        doublewrite: Option<Arc<Doublewrite>>,
+        tablespaces: Vec<Arc<Tablespace>>,
+        checkpoint_floor: Option<CheckpointFloor>,
+        page_size: PageSize,
+    ) -> Result<Arc<Inner>> {
+        let config_err = |reason: String| BufferError::Config { reason };
+        let mut pool_config = BufferPoolConfig::for_frames(config.frames);
+        pool_config.page_size_bytes = page_size.bytes() as u32;
+        pool_config.checkpoint_interval_us = config.checkpoint_interval.as_micros() as TimeUs;
+        pool_config.redo = CoreRedoConfig {
+            capacity_bytes: redo.capacity_bytes(),
+            thread_concurrency: config.thread_concurrency,
+        };
+        // The core starts at the checkpoint, then learns the log head: pages
+        // recovery dirties carry LSNs between the two.
+        let hit_path = config.hit_fast_path.then(|| Arc::new(HitPath::new(config.frames)));
+        let mut pool = match &hit_path {
+            Some(hp) => BufferPool::with_fast_hits(pool_config, redo.checkpoint_lsn(), Box::new(Gate(Arc::clone(hp)))),
+            None => BufferPool::new(pool_config, redo.checkpoint_lsn()),
+        }
+        .map_err(config_err)?;
+        pool.note_redo(redo.current_lsn());
+        let policy = config.policy.build();
+        let log = DecisionLog::new(config.decision_log_capacity, config.decision_log);
+        let mut cleaner = PageCleaner::new(policy, &mut pool, log);
+        if config.iteration_records {
+            cleaner.enable_iteration_records();
+        }
+        let frames = (0..config.frames)
+            .map(|_| FrameLatch(RwLock::new(AlignedBuf::zeroed(page_size.bytes()))))
+            .collect();
+        Ok(Arc::new(Inner {
+            page_size,
+            origin: Instant::now(),
+            frames,
+            core: Mutex::new(Core { pool, cleaner }),
+            hit_path,
+            io_cv: Condvar::new(),
+            flush_order: Mutex::new(()),
+            checkpoint_lock: Mutex::new(()),
+            redo,
+            doublewrite,
+            spaces: tablespaces,
+            wake: Mutex::new(WakeState::default()),
+            wake_cv: Condvar::new(),
+            poisoned: OnceLock::new(),
+            metrics: Mutex::new(VecDeque::new()),
+            checkpoint_floor,
+            trace_on: AtomicBool::new(false),
+            trace: RwLock::new(None),
+            writes_in_flight: Mutex::new(0),
+            writes_in_flight_cv: Condvar::new(),
+            config,
+        }))
+    }
+}
+
+/// A frame fixed for the caller.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Fixed {
+    pub frame: FrameId,
+    /// A `Create` fix that missed: the frame holds garbage to initialise.
+    pub created: bool,
+}
+
+impl Inner {
+    /// The installed recorder; one relaxed load when there is none.
+    pub fn trace_recorder(&self) -> Option<Arc<TraceRecorder>> {
+        if !self.trace_on.load(Ordering::Relaxed) {
+            return None;
+        }
+        self.trace.read().clone()
+    }
+
+    pub fn now_us(&self) -> TimeUs {
+        self.origin.elapsed().as_micros() as TimeUs
+    }
+
+    /// Adds the hits the fast path served to the core's counters.
+    pub fn fold_hits(&self, core: &mut Core) {
+        if let Some(hp) = &self.hit_path {
+            let hits = hp.take_hits();
+            if hits > 0 {
+                core.pool.note_fast_hits(hits);
+            }
+        }
+    }
+
+    /// With the core locked, for a frame the core fixed for `page` whose
+    /// contents are valid: with the fast path, the fix becomes a hit-path
+    /// pin (so every unfix is one atomic decrement).
+    fn hand_over(&self, core: &mut Core, frame: FrameId, page: PageId) {
+        if let Some(hp) = &self.hit_path {
+            hp.adopt(frame, page);
+            core.pool.unfix(frame);
+        }
+    }
+
+    pub fn space(&self, space_id: u32) -> Result<&Arc<Tablespace>> {
+        self.spaces
+            .iter()
+            .find(|t| t.space_id() == space_id)
+            .ok_or(BufferError::NoSuchSpace { space_id })
+    }
+
+    pub fn check_poison(&self) -> Result<()> {
+        match self.poisoned.get() {
+            None => Ok(()),
+            Some(first_error) => Err(BufferError::Poisoned {
+                first_error: first_error.clone(),
+            }),
+        }
+    }
+
+    pub fn poison(&self, err: &dyn std::fmt::Display) {
+        let _ = self.poisoned.set(err.to_string());
+        self.io_cv.notify_all();
+        self.wake_cv.notify_all();
+    }
+
+    /// Wakes sleeping cleaners if the core's wake condition fired; call
+    /// with the core locked after a user operation.
+    pub fn after_user_operation(&self, core: &mut Core) {
+        if core.pool.take_wake() {
+            self.wake.lock().event_seq += 1;
+            self.wake_cv.notify_all();
+        }
+    }
+
+    fn after_writes(&self) {
+        self.wake.lock().write_seq += 1;
+        self.wake_cv.notify_all();
+    }
+
+    /// The user's page request: loops over the core's answers until the
+    /// page is resident and fixed for the caller.
+    pub fn fix(&self, ts: &Tablespace, page_no: u32, intent: FixIntent) -> Result<Fixed> {
+        let page = ts.page_id(page_no);
+        if let Some(hp) = &self.hit_path {
+            if let Some(frame) = hp.try_hit(page, || self.now_us()) {
+                return Ok(Fixed { frame, created: false });
+            }
+        }
+        let mut attempt = 0u32;
+        let mut waits = 0u32;
+        loop {
+            let mut core = self.core.lock();
+            let outcome = core.pool.fix(page, intent, attempt, self.now_us());
+            if let FixOutcome::Hit(frame) | FixOutcome::Miss(frame) = outcome {
+                if matches!(outcome, FixOutcome::Hit(_)) || intent == FixIntent::Create {
+                    self.hand_over(&mut core, frame, page);
+                    let created = matches!(outcome, FixOutcome::Miss(_));
+                    return Ok(Fixed { frame, created });
+                }
+            }
+            drop(core);
+            match outcome {
+                FixOutcome::Hit(_) => unreachable!("served above"),
+                FixOutcome::Miss(frame) => {
+                    let read = {
+                        let mut buf = self.frames[frame.index()].write();
+                        ts.read_page(page_no, &mut buf)
+                    };
+                    let mut core = self.core.lock();
+                    let result = match read {
+                        Ok(_) => {
+                            core.pool.complete_read(frame);
+                            self.hand_over(&mut core, frame, page);
+                            Ok(Fixed { frame, created: false })
+                        }
+                        Err(e) => {
+                            core.pool.fail_read(frame);
+                            Err(e.into())
+                        }
+                    };
+                    drop(core);
+                    self.io_cv.notify_all();
+                    return result;
+                }
+                FixOutcome::WaitRead(frame) => {
+                    let mut core = self.core.lock();
+                    while core.pool.lookup(page) == Some(frame) && core.pool.is_reading(frame) {
+                        self.io_cv.wait_for(&mut core, IO_WAIT_SLICE);
+                    }
+                }
+                FixOutcome::SyncReplacementWrite(order) => {
+                    attempt += 1;
+                    let rule = self.core.lock().pool.free_page_rule();
+                    let written = self.write_pages(vec![order], LatchWait::Try)?;
+                    if written > 0 {
+                        self.finish_single_page_flush(order.page.space, rule.single_page_flush)?;
+                    }
+                    {
+                        let mut core = self.core.lock();
+                        self.after_user_operation(&mut core);
+                    }
+                    if written == 0 {
+                        // The victim is latched exclusively: let its holder
+                        // go on, bounded like a NoFrame wait.
+                        waits += 1;
+                        if waits > self.config.no_frame_waits_max {
+                            return Err(self.too_small(waits));
+                        }
+                        std::thread::sleep(NO_FRAME_WAIT);
+                    }
+                }
+                FixOutcome::NoFrame => {
+                    attempt += 1;
+                    waits += 1;
+                    if waits > self.config.no_frame_waits_max {
+                        return Err(self.too_small(waits));
+                    }
+                    let mut core = self.core.lock();
+                    self.io_cv.wait_for(&mut core, NO_FRAME_WAIT);
+                }
+            }
+        }
+    }
+
+    /// What a user's single-page flush does after its write, before the
+    /// frame is reused (see `flushwise_core::free_page_path`):
+    /// - [`SinglePageFlush::OwnSpace`] (5.6.12-5.7, `buf_flush_write_block_low`
+    ///   with `sync`): fsync the page's tablespace. Through the doublewrite
+    ///   buffer that already happened (`Doublewrite::write_batch` fsyncs the
+    ///   slots and then the tablespace, as `buf_dblwr_write_single_page`
+    ///   and `fil_flush(space)` do), so only a write without doublewrite
+    ///   syncs here;
+    /// - [`SinglePageFlush::AllDatafiles`] (5.6.10/11 `buf_flush_sync_datafiles`):
+    ///   wait until no page write is in flight, then fsync every tablespace.
+    fn finish_single_page_flush(&self, space_id: u32, mode: SinglePageFlush) -> Result<()> {
+        let spaces: Vec<&Arc<Tablespace>> = match mode {
+            SinglePageFlush::OwnSpace if self.doublewrite.is_some() => return Ok(()),
+            SinglePageFlush::OwnSpace => vec![self.space(space_id)?],
+            SinglePageFlush::AllDatafiles => {
+                let mut n = self.writes_in_flight.lock();
+                while *n > 0 {
+                    self.writes_in_flight_cv.wait_for(&mut n, IO_WAIT_SLICE);
+                    self.check_poison()?;
+                }
+                self.spaces.iter().collect()
+            }
+        };
+        for ts in spaces {
+            if let Err(e) = ts.sync() {
+                self.poison(&e);
+                return Err(e.into());
+            }
+        }
+        Ok(())
+    }
+
+    fn too_small(&self, waits: u32) -> BufferError {
+        BufferError::PoolTooSmall {
+            frames: self.config.frames,
+            waits,
+        }
+    }
+
+    /// Releases one fix (the caller released the latch first).
+    pub fn unfix(&self, frame: FrameId) {
+        if let Some(hp) = &self.hit_path {
+            hp.unpin(frame);
+            return;
+        }
+        let mut core = self.core.lock();
+        core.pool.unfix(frame);
+        self.after_user_operation(&mut core);
+    }
+
+    /// Writes the pages of `orders` (all started by the core). Returns how
+    /// many were written; with [`LatchWait::Try`] the others were backed
+    /// out. On an I/O error every order is backed out and the shell is
+    /// poisoned.
+    pub fn write_pages(&self, orders: Vec<WriteOrder>, latch: LatchWait) -> Result<usize> {
+        if orders.is_empty() {
+            return Ok(0);
+        }
+        if let Err(e) = self.check_poison() {
+            self.abandon(&orders);
+            return Err(e);
+        }
+        let mut images: Vec<(WriteOrder, AlignedBuf)> = Vec::with_capacity(orders.len());
+        let mut skipped: Vec<WriteOrder> = Vec::new();
+        for order in orders {
+            let frame = &self.frames[order.frame.index()];
+            let copy = match latch {
+                LatchWait::Block => Some(AlignedBuf::copy_from(&frame.read_recursive())),
+                LatchWait::Try => frame.try_read_recursive().map(|g| AlignedBuf::copy_from(&g)),
+            };
+            match copy {
+                Some(mut image) => {
+                    page::seal(&mut image);
+                    images.push((order, image));
+                }
+                None => skipped.push(order),
+            }
+        }
+        self.abandon(&skipped);
+        if images.is_empty() {
+            return Ok(0);
+        }
+        let written: Vec<WriteOrder> = images.iter().map(|(o, _)| *o).collect();
+        match self.write_images(&images) {
+            Ok(()) => {
+                let mut core = self.core.lock();
+                for o in &written {
+                    core.pool.complete_write(o.frame);
+                }
+                drop(core);
+                self.io_cv.notify_all();
+                self.after_writes();
+                Ok(written.len())
+            }
+            Err(e) => {
+                self.poison(&e);
+                self.back_out(&written);
+                Err(e)
+            }
+        }
+    }
+
+    /// Writes the core ordered but the shell never issued: uncounted.
+    fn abandon(&self, orders: &[WriteOrder]) {
+        if orders.is_empty() {
+            return;
+        }
+        let mut core = self.core.lock();
+        for o in orders {
+            core.pool.abandon_write(o.frame);
+        }
+        drop(core);
+        self.io_cv.notify_all();
+    }
+
+    /// Writes that were issued and failed: the pages stay dirty.
+    fn back_out(&self, orders: &[WriteOrder]) {
+        if orders.is_empty() {
+            return;
+        }
+        let mut core = self.core.lock();
+        for o in orders {
+            core.pool.fail_write(o.frame);
+        }
+        drop(core);
+        self.io_cv.notify_all();
+    }
+
+    /// WAL, then the doublewrite batch or the in-place writes.
+    fn write_images(&self, images: &[(WriteOrder, AlignedBuf)]) -> Result<()> {
+        let newest = images
+            .iter()
+            .map(|(o, img)| o.page_lsn.max(page::peek_lsn(img)))
+            .max()
+            .unwrap_or(Lsn::ZERO);
+        if newest > self.redo.durable_lsn() {
+            self.redo.wait_durable(newest)?;
+        }
+        let mut batch = Vec::with_capacity(images.len());
+        for (o, img) in images {
+            batch.push((self.space(o.page.space)?.as_ref(), o.page.page_no, img));
+        }
+        *self.writes_in_flight.lock() += 1;
+        let written = match &self.doublewrite {
+            Some(dw) => dw.write_batch(&batch),
+            None => crate::storage::tablespace::write_sealed_pages(&batch),
+        };
+        {
+            let mut n = self.writes_in_flight.lock();
+            *n -= 1;
+            if *n == 0 {
+                self.writes_in_flight_cv.notify_all();
+            }
+        }
+        written?;
+        Ok(())
+    }
+
+    pub fn free_check(&self) -> Result<()> {
+        for _ in 0..FREE_CHECK_ROUNDS_MAX {
+            self.check_poison()?;
+            let check = self.core.lock().pool.redo_free_check();
+            match check {
+                FreeCheck::Proceed => {
+                    // log_checkpoint_margin: past the async checkpoint age
+                    // the writer checkpoints itself (the core decides).
+                    let due = self.core.lock().pool.checkpoint_due(self.now_us());
+                    if due == Some(CheckpointReason::AgeMargin) {
+                        self.checkpoint()?;
+                    }
+                    return Ok(());
+                }
+                FreeCheck::SyncFlush(orders) => {
+                    self.write_pages(orders, LatchWait::Block)?;
+                }
+                FreeCheck::WaitForFlush => {
+                    let mut core = self.core.lock();
+                    self.io_cv.wait_for(&mut core, IO_WAIT_SLICE);
+                }
+            }
+        }
+        Err(BufferError::Stalled {
+            what: "waiting for redo space",
+            waited_ms: u64::from(FREE_CHECK_ROUNDS_MAX) * IO_WAIT_SLICE.as_millis() as u64,
+        })
+    }
+
+    pub fn checkpoint(&self) -> Result<Lsn> {
+        let _serial = self.checkpoint_lock.lock();
+        self.check_poison()?;
+        let candidate = {
+            let _order = self.flush_order.lock();
+            self.core.lock().pool.checkpoint_candidate()
+        };
+        // The floor is read after the candidate: a bound registered later
+        // starts at or after the log head of that moment, so past the candidate.
+        let lsn = match self.checkpoint_floor.as_ref().and_then(|f| f()) {
+            Some(floor) => candidate.min(floor),
+            None => candidate,
+        };
+        let last = self.redo.checkpoint_lsn();
+        if lsn <= last {
+            return Ok(last);
+        }
+        // Pages whose write completed before the candidate was read are
+        // durable after these fsyncs (the doublewrite path already synced).
+        if self.doublewrite.is_none() {
+            for ts in &self.spaces {
+                if let Err(e) = ts.sync() {
+                    self.poison(&e);
+                    return Err(e.into());
+                }
+            }
+        }
+        if let Err(e) = self.redo.write_checkpoint(lsn) {
+            self.poison(&e);
+            return Err(e.into());
+        }
+        self.core.lock().pool.note_checkpoint(lsn, self.now_us());
+        Ok(lsn)
+    }
+
+    pub fn flush_all(&self) -> Result<()> {
+        for _ in 0..FLUSH_ALL_ROUNDS_MAX {
+            self.check_poison()?;
+            let (orders, dirty) = {
+                let mut core = self.core.lock();
+                let (w, _) = core
+                    .pool
+                    .flush_list_batch(FLUSH_BATCH_PAGES, Lsn::MAX, WriteKind::FlushList);
+                (w, core.pool.dirty_pages())
+            };
+            if dirty == 0 {
+                return Ok(());
+            }
+            if orders.is_empty() {
+                let mut core = self.core.lock();
+                self.io_cv.wait_for(&mut core, IO_WAIT_SLICE);
+                continue;
+            }
+            self.write_pages(orders, LatchWait::Block)?;
+        }
+        Err(BufferError::Stalled {
+            what: "flushing every dirty page",
+            waited_ms: 0,
+        })
+    }
+
+    pub fn snapshot(&self) -> MetricsSnapshot {
+        let age = self.redo.checkpoint_age();
+        let mut core = self.core.lock();
+        self.fold_hits(&mut core);
+        MetricsSnapshot::capture(self.now_us(), &core.pool, age, core.cleaner.parameters())
+    }
+
+    pub fn record_snapshot(&self) {
+        let snap = self.snapshot();
+        let mut m = self.metrics.lock();
+        if m.len() == METRICS_HISTORY_MAX {
+            m.pop_front();
+        }
+        m.push_back(snap);
+    }
+
+    pub fn apply_redo(&self, record: &Record, start_lsn: Lsn) -> Result<redo_apply::ApplyOutcome> {
+        use redo_apply::ApplyOutcome;
+        if !matches!(
+            record.kind,
+            crate::redo::RecordKind::PageInit | crate::redo::RecordKind::PageWrite
+        ) {
+            return Ok(ApplyOutcome::NotAPageRecord);
+        }
+        self.check_poison()?;
+        let page: PageId = record.page;
+        let ts = self.space(page.space)?;
+        if page.page_no >= ts.page_count() {
+            ts.extend(page.page_no + 1 - ts.page_count())?;
+        }
+        let fixed = match self.fix(ts, page.page_no, FixIntent::Read) {
+            Ok(f) => f,
+            Err(e) if e.is_never_written() => self.fix(ts, page.page_no, FixIntent::Create)?,
+            Err(e) => return Err(e),
+        };
+        let result = {
+            let mut buf = self.frames[fixed.frame.index()].write();
+            if fixed.created {
+                buf.fill_zero();
+            }
+            let outcome =
+                redo_apply::apply_redo_record(&mut buf, page, record, start_lsn).map_err(|source| BufferError::Apply {
+                    path: ts.path().to_path_buf(),
+                    source,
+                });
+            if let Ok(ApplyOutcome::Applied { end_lsn }) = outcome {
+                let _order = self.flush_order.lock();
+                self.core.lock().pool.note_modification(fixed.frame, start_lsn, end_lsn);
+            }
+            outcome
+        };
+        if fixed.created && !matches!(result, Ok(ApplyOutcome::Applied { .. })) {
+            // Leave no garbage behind in a frame the core thinks is valid.
+            let mut buf = self.frames[fixed.frame.index()].write();
+            page::init(&mut buf, page, page::PageType::Free, Lsn::ZERO);
+        }
+        self.unfix(fixed.frame);
+        result
+    }
+}
+
+impl From<EngineStorageError> for crate::page_store::StoreError {
+    fn from(e: EngineStorageError) -> Self {
+        crate::page_store::StoreError::Engine(e.to_string())
+    }
+}
