@@ -3,10 +3,12 @@
 # and runs `flushwise compare`: TPC-C on the real engine (O_DIRECT files,
 # redo log, doublewrite) under mysql56, percona56 and self-tuning, side by
 # side, in Lee et al.'s regime (--preset paper-regime: 30 warehouses, a
-# 352 MiB pool holding seconds of misses, a 2 GiB redo log). The first run
-# prepares the database (~2.7 GB) in ./flushwise-data and later runs reuse it;
-# it needs about 8 GB free and takes about 10 minutes. Extra arguments go to
-# `flushwise compare` (`--preset small-pool`, `--preset in-memory`; `--help`
+# 352 MiB pool holding seconds of misses, a 2 GiB redo log), each policy
+# warmed up until its tuned parameters hold still, then measured 60 s. The
+# first run prepares the database (~2.7 GB) in ./flushwise-data and later
+# runs reuse it; it needs about 8 GB free and takes about 20 minutes. Extra arguments go to
+# `flushwise compare` (`--preset paper-regime-quick`, `--preset small-pool`,
+# `--preset in-memory`; `--help`
 # lists them). The simulator's comparison is `flushwise sim compare`.
 set -euo pipefail
 cd "$(dirname "$0")"

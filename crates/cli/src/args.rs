@@ -367,7 +367,9 @@ pub struct EngineRunArgs {
     /// commit and fsync each second, 0 both each second.
     #[arg(long, value_name = "0|1|2", default_value_t = 1)]
     pub flush_log_at_commit: u8,
-    /// Excluded from the measurement, e.g. 30s, 2m [default: 30s for `tpcc
+    /// Excluded from the measurement, e.g. 30s, 2m, or `steady` / `steady:MAX`
+    /// (at least 3 min, then until the policy's tuned parameters hold still
+    /// for 60 s, at most MAX, 12 min by default) [default: 30s for `tpcc
     /// run`; `compare` takes its preset's].
     #[arg(long, value_name = "DURATION")]
     pub warmup: Option<String>,

@@ -8,7 +8,6 @@ use flushwise_core::policy::PolicySpec;
 use flushwise_lab::steady::Warmup;
 use std::time::Duration;
 
-use flushwise_core::device::DeviceSpec;
 use flushwise_engine::db::DbOptions;
 use flushwise_engine::page::PageSize;
 use flushwise_engine::redo::FlushMode;
@@ -33,25 +32,6 @@ pub fn page_size(text: &str) -> Result<PageSize, String> {
         .ok()
         .and_then(|b| PageSize::new(b).ok())
         .ok_or_else(|| format!("--page-size {text}: a power of two from 4096 to 65536 bytes is accepted"))
-}
-
-/// `--device native` or `--device emulated PRESET`.
-pub fn device(words: &[String]) -> Result<Option<DeviceSpec>, String> {
-    let presets = flushwise_core::device::preset_names().join(", ");
-    match words {
-        [] => Ok(None),
-        [kind] if kind.eq_ignore_ascii_case("native") => Ok(None),
-        [kind] if kind.eq_ignore_ascii_case("emulated") => {
-            Err(format!("--device emulated: name the device model, one of {presets}"))
-        }
-        [kind, preset] if kind.eq_ignore_ascii_case("emulated") => DeviceSpec::parse(preset)
-            .map(Some)
-            .map_err(|e| format!("--device emulated {preset}: {e}")),
-        _ => Err(format!(
-            "--device {}: accepted are `native` and `emulated PRESET` with PRESET one of {presets}",
-            words.join(" ")
-        )),
-    }
 }
 
 /// `--flush-log-at-commit`: `innodb_flush_log_at_trx_commit`.
@@ -91,7 +71,7 @@ pub fn run_options(
         redo_bytes: redo.unwrap_or(manifest.redo_bytes),
         resize_redo_at_open: redo.is_some(),
         io: io_mode(&location.io)?,
-        data_device: device(&engine.device)?,
+        data_device: flushwise_lab::database::device_flag(&engine.device)?,
         doublewrite: engine.doublewrite == OnOff::On,
         flush_log_at_trx_commit: flush_mode(engine.flush_log_at_commit)?,
         policy: policy.clone(),
@@ -122,20 +102,6 @@ pub fn run_durations(engine: &EngineRunArgs) -> Result<(Warmup, Duration, Durati
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn device_flag_accepts_native_and_emulated_presets_and_names_the_choices() {
-        assert!(device(&["native".into()]).unwrap().is_none());
-        assert!(device(&["emulated".into(), "samsung-850-pro".into()])
-            .unwrap()
-            .is_some());
-        let e = device(&["emulated".into()]).unwrap_err();
-        assert!(e.contains("samsung-850-pro"), "{e}");
-        let e = device(&["emulated".into(), "floppy".into()]).unwrap_err();
-        assert!(e.starts_with("--device emulated floppy"), "{e}");
-        let e = device(&["tape".into()]).unwrap_err();
-        assert!(e.contains("native") && e.contains("emulated PRESET"), "{e}");
-    }
 
     #[test]
     fn flush_mode_flag_accepts_only_0_1_2() {

@@ -18,12 +18,14 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use flushwise_core::{Lsn, PageId};
 use flushwise_engine::buffer::{BufferPoolShell, ShellConfig};
-use flushwise_engine::page::{self, PageSize, PageType};
+use flushwise_engine::page::PageSize;
 use flushwise_engine::page_store::{Latch, PageStore};
 use flushwise_engine::redo::{RedoConfig, RedoLog};
-use flushwise_engine::storage::{open_file, AlignedBuf, IoMode, Tablespace};
+use flushwise_engine::storage::{open_file, IoMode, Tablespace};
+
+mod common;
+use common::Rng;
 
 const SPACE: u32 = 1;
 const THREAD_COUNTS: [usize; 2] = [1, 2];
@@ -67,28 +69,6 @@ fn parse_args() -> Result<Args, String> {
         return Err("--rounds must be in 1..=100".into());
     }
     Ok(args)
-}
-
-/// xorshift64*: a fast, seedable page picker.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-}
-
-fn prepare(ts: &Tablespace, pages: u32) -> Result<(), String> {
-    ts.extend(pages).map_err(|e| e.to_string())?;
-    let mut buf = AlignedBuf::zeroed(ts.page_size().bytes());
-    for p in 0..pages {
-        page::init(&mut buf, PageId::new(SPACE, p), PageType::BTreeLeaf, Lsn(1));
-        ts.write_page(p, &mut buf).map_err(|e| e.to_string())?;
-    }
-    ts.sync().map_err(|e| e.to_string())
 }
 
 /// Hits per second of one (path, threads) cell on a fresh shell.
@@ -161,7 +141,7 @@ fn run(args: &Args) -> Result<(), String> {
     let backend = open_file(&ts_path, IoMode::Buffered, true).map_err(|e| e.to_string())?;
     let ts = Arc::new(Tablespace::open(SPACE, &ts_path, backend, page_size).map_err(|e| e.to_string())?);
     if ts.page_count() < args.pages {
-        prepare(&ts, args.pages)?;
+        common::prepare_pages(&ts, SPACE, args.pages)?;
     }
     println!(
         "pages={} frames={} seconds={:.1} rounds={} (best of rounds)",

@@ -23,12 +23,14 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use flushwise_core::{Lsn, PageId};
 use flushwise_engine::buffer::{BufferPoolShell, ShellConfig};
-use flushwise_engine::page::{self, PageSize, PageType};
+use flushwise_engine::page::PageSize;
 use flushwise_engine::page_store::{Latch, PageStore};
 use flushwise_engine::redo::{RedoConfig, RedoLog};
 use flushwise_engine::storage::{open_file, AlignedBuf, IoMode, StorageBackend, Tablespace};
+
+mod common;
+use common::Rng;
 
 const SPACE: u32 = 1;
 
@@ -93,37 +95,6 @@ fn parse_args() -> Result<Args, String> {
     Ok(args)
 }
 
-/// xorshift64*: a fast, seedable generator; quality is ample for offsets.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-}
-
-/// Writes `pages` sealed pages (if the file is not already that long).
-fn prepare(ts: &Tablespace, pages: u32) -> Result<(), String> {
-    if ts.page_count() >= pages {
-        return Ok(());
-    }
-    let first = ts.page_count();
-    ts.extend(pages - first).map_err(|e| e.to_string())?;
-    let mut buf = AlignedBuf::zeroed(ts.page_size().bytes());
-    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
-    for p in first..pages {
-        page::init(&mut buf, PageId::new(SPACE, p), PageType::BTreeLeaf, Lsn(1));
-        for word in page::payload_mut(&mut buf).chunks_exact_mut(8) {
-            word.copy_from_slice(&rng.next().to_le_bytes());
-        }
-        ts.write_page(p, &mut buf).map_err(|e| e.to_string())?;
-    }
-    ts.sync().map_err(|e| e.to_string())
-}
-
 /// Runs `op` on `threads` threads for `duration`; returns operations per second.
 fn run_threads(
     threads: usize,
@@ -168,7 +139,7 @@ fn run(args: &Args) -> Result<(), String> {
     let ts_path = args.dir.join("bench.ibd");
     let backend = open_file(&ts_path, args.io, true).map_err(|e| e.to_string())?;
     let ts = Arc::new(Tablespace::open(SPACE, &ts_path, backend.clone(), page_size).map_err(|e| e.to_string())?);
-    prepare(&ts, pages)?;
+    common::prepare_pages(&ts, SPACE, pages)?;
     let redo_path = args.dir.join("redo.log");
     let redo_backend = open_file(&redo_path, IoMode::Buffered, true).map_err(|e| e.to_string())?;
     let redo = RedoLog::create(&redo_path, redo_backend, 64 << 20, RedoConfig::default()).map_err(|e| e.to_string())?;

@@ -23,6 +23,9 @@ use std::time::{Duration, Instant};
 use flushwise_engine::page::PageSize;
 use flushwise_engine::storage::{open_file, AlignedBuf, IoMode, StorageBackend};
 
+mod common;
+use common::Rng;
+
 struct Args {
     file: PathBuf,
     size_mib: u64,
@@ -73,18 +76,6 @@ fn parse_args() -> Result<Args, String> {
         return Err("--size-mib must hold at least one page".into());
     }
     Ok(args)
-}
-
-/// xorshift64*: a fast, seedable generator; quality is ample for offsets.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
 }
 
 /// Grows the file to `bytes` with incompressible data, then syncs it.

@@ -11,12 +11,12 @@
 //! Invariant: a copy is complete and fsynced before a run opens it, so every
 //! policy starts from the same bytes.
 
+use flushwise_core::device::DeviceSpec;
 use std::fs;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use flushwise_core::device::DeviceSpec;
 use flushwise_engine::storage::IoMode;
 use flushwise_workloads::tpcc::CheckReport;
 
@@ -160,6 +160,26 @@ pub fn copy_database(from: &Path, to: &Path) -> Result<(), String> {
     Ok(())
 }
 
+/// `--device native` (`None`: this machine's disk) or `--device emulated
+/// PRESET` (the engine's data files behind a device model).
+pub fn device_flag(words: &[String]) -> Result<Option<DeviceSpec>, String> {
+    let presets = flushwise_core::device::preset_names().join(", ");
+    match words {
+        [] => Ok(None),
+        [kind] if kind.eq_ignore_ascii_case("native") => Ok(None),
+        [kind] if kind.eq_ignore_ascii_case("emulated") => {
+            Err(format!("--device emulated: name the device model, one of {presets}"))
+        }
+        [kind, preset] if kind.eq_ignore_ascii_case("emulated") => DeviceSpec::parse(preset)
+            .map(Some)
+            .map_err(|e| format!("--device emulated {preset}: {e}")),
+        _ => Err(format!(
+            "--device {}: accepted are `native` and `emulated PRESET` with PRESET one of {presets}",
+            words.join(" ")
+        )),
+    }
+}
+
 /// This machine's memory, from `/proc/meminfo` (`MemTotal`); `None` where
 /// it cannot be read.
 pub fn memory_bytes() -> Option<u64> {
@@ -264,6 +284,20 @@ mod tests {
         assert!(free_bytes(&missing).unwrap() > 0);
         let e = require_free(dir.path(), u64::MAX, "the test").unwrap_err();
         assert!(e.contains("needs about") && e.contains("free"), "{e}");
+    }
+
+    #[test]
+    fn device_flag_accepts_native_and_emulated_presets_and_names_the_choices() {
+        assert!(device_flag(&["native".into()]).unwrap().is_none());
+        assert!(device_flag(&["emulated".into(), "samsung-850-pro".into()])
+            .unwrap()
+            .is_some());
+        let e = device_flag(&["emulated".into()]).unwrap_err();
+        assert!(e.contains("samsung-850-pro"), "{e}");
+        let e = device_flag(&["emulated".into(), "floppy".into()]).unwrap_err();
+        assert!(e.starts_with("--device emulated floppy"), "{e}");
+        let e = device_flag(&["tape".into()]).unwrap_err();
+        assert!(e.contains("native") && e.contains("emulated PRESET"), "{e}");
     }
 
     #[test]

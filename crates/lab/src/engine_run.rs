@@ -304,7 +304,10 @@ pub fn run(
     let mut steady = spec.steady_warmup_min.map(SteadyWatch::new);
     // When the warm-up ends, in seconds since the start: known in advance
     // for a fixed warm-up, when the steady test fires otherwise.
-    let mut warmup_end_s = spec.steady_warmup_min.is_none().then_some(spec.run.warmup.as_secs_f64());
+    let mut warmup_end_s = spec
+        .steady_warmup_min
+        .is_none()
+        .then_some(spec.run.warmup.as_secs_f64());
     let policy = spec.options.policy.to_string();
     let seed = spec.run.seed;
     let mut on_interval = |r: &IntervalReport| {
