@@ -295,6 +295,10 @@ pub enum TpccCommand {
     Run(Box<TpccRunArgs>),
     /// Checks the TPC-C consistency conditions (clause 3.3.2).
     Check(TpccCheckArgs),
+    /// Kills (SIGKILL) a TPC-C run after a while, reopens the database and
+    /// times its crash recovery, N times (`--max-recovery-time` checks the
+    /// bound of `flushwise`).
+    Crash(Box<TpccCrashArgs>),
     /// Writes the nine tables as CSV files.
     Export(TpccExportArgs),
 }
@@ -384,6 +388,11 @@ pub struct EngineRunArgs {
     /// terminals submit back to back, as in Lee et al. §5.1.
     #[arg(long)]
     pub keying_think: bool,
+    /// Crash recovery must finish within this, e.g. 5s (sets
+    /// `max_recovery_time_s` of the `flushwise` policy; other policies do
+    /// not bound recovery time and are refused) [default: 10s].
+    #[arg(long, value_name = "DURATION")]
+    pub max_recovery_time: Option<String>,
     #[arg(long, value_enum, default_value = "table")]
     pub output: OutputFormat,
 }
@@ -432,6 +441,23 @@ pub struct TpccRunArgs {
 }
 
 #[derive(Args, Debug)]
+pub struct TpccCrashArgs {
+    #[command(flatten)]
+    pub location: DbLocationArgs,
+    #[command(flatten)]
+    pub engine: EngineRunArgs,
+    /// Page-cleaning policy of the runs (and of the reopen).
+    #[arg(long, default_value = flushwise_core::policy::DEFAULT_POLICY)]
+    pub policy: PolicySpec,
+    /// How long each run goes on before it is killed, warm-up included.
+    #[arg(long, value_name = "DURATION", default_value = "120s")]
+    pub kill_after: String,
+    /// Crashes and recoveries, one after the other on the same database.
+    #[arg(long, default_value_t = 5)]
+    pub repeat: u32,
+}
+
+#[derive(Args, Debug)]
 pub struct TpccCheckArgs {
     #[command(flatten)]
     pub location: DbLocationArgs,
@@ -472,7 +498,7 @@ pub struct EngineCompareArgs {
     pub warehouses: Option<u32>,
     /// Comma-separated policies, each `name` or `name:key=value,...`
     /// (`flushwise policies`); the first is the ratio baseline.
-    #[arg(long, default_value = "mysql56,percona56,self-tuning")]
+    #[arg(long, default_value = "mysql56,percona56,self-tuning,flushwise")]
     pub policies: PolicyList,
     #[command(flatten)]
     pub engine: EngineRunArgs,

@@ -44,6 +44,18 @@ pub fn flush_mode(value: u8) -> Result<FlushMode, String> {
     }
 }
 
+/// `policy` with `--max-recovery-time`, if given.
+pub fn with_recovery_bound(engine: &EngineRunArgs, policy: &PolicySpec) -> Result<PolicySpec, String> {
+    match &engine.max_recovery_time {
+        None => Ok(policy.clone()),
+        Some(text) => {
+            let us = flushwise_sim::units::parse_duration_us(text)
+                .map_err(|e| format!("--max-recovery-time {text}: {e}"))?;
+            policy.with_max_recovery_time(us as f64 / 1e6)
+        }
+    }
+}
+
 /// Options to open a prepared database with the run's engine settings.
 pub fn run_options(
     location: &DbLocationArgs,
@@ -74,7 +86,7 @@ pub fn run_options(
         data_device: flushwise_lab::database::device_flag(&engine.device)?,
         doublewrite: engine.doublewrite == OnOff::On,
         flush_log_at_trx_commit: flush_mode(engine.flush_log_at_commit)?,
-        policy: policy.clone(),
+        policy: with_recovery_bound(engine, policy)?,
         // A quick open: `check` reads every row anyway, and runs start from
         // a cleanly closed database.
         verify_pages_at_open: false,

@@ -19,6 +19,7 @@
 
 mod args;
 mod compare_cmd;
+mod crash_cmd;
 mod engine_opts;
 mod sim_cmd;
 mod tpcc_cmd;
@@ -56,6 +57,7 @@ fn main() -> ExitCode {
         Command::Tpcc(TpccCommand::Prepare(a)) => tpcc_cmd::prepare(&a),
         Command::Tpcc(TpccCommand::Run(a)) => tpcc_cmd::run(&a),
         Command::Tpcc(TpccCommand::Check(a)) => tpcc_cmd::check(&a),
+        Command::Tpcc(TpccCommand::Crash(a)) => crash_cmd::crash(&a),
         Command::Tpcc(TpccCommand::Export(a)) => tpcc_cmd::export(&a),
         Command::Compare(a) => compare_cmd::command(&a),
     };

@@ -377,5 +377,5 @@ fn free_page_path_parameters_are_named_and_checked() {
         "{params:?}"
     );
     let o = sim("run", &["--policy", "self-tuning:lru_written_pages=sometimes"]);
-    assert_one_error_line(&o, &["lru_written_pages", "stay (5.6.15)", "evict (5.7)"]);
+    assert_one_error_line(&o, &["lru_written_pages", "stay (5.6.15)", "evict (5.7+)"]);
 }

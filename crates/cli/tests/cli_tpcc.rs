@@ -309,6 +309,70 @@ fn acknowledged_new_orders_survive_sigkill_in_the_middle_of_runs() {
     );
 }
 
+/// `tpcc crash` under `flushwise` with a recovery bound: each round kills a
+/// run with SIGKILL, reopens (crash recovery, timed) and reports the redo
+/// applied; the database passes `check` afterwards. A policy that does not
+/// bound recovery time is refused.
+#[test]
+fn sigkill_under_flushwise_recovers_within_its_bound_and_reports_the_redo_applied() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("db");
+    prepare(&dir);
+    let d = dir.to_str().unwrap();
+    let out = ok(&flushwise(&[
+        "tpcc",
+        "crash",
+        "--dir",
+        d,
+        "--buffer-pool",
+        "8MiB",
+        "--policy",
+        "flushwise",
+        "--max-recovery-time",
+        "5s",
+        "--warmup",
+        "1s",
+        "--kill-after",
+        "4s",
+        "--repeat",
+        "2",
+        "--output",
+        "json",
+    ]));
+    let rounds: Vec<Value> = out.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(rounds.len(), 2, "{out}");
+    for r in &rounds {
+        assert_eq!(r["policy"], "flushwise:max_recovery_time_s=5", "{r}");
+        assert!(
+            r["redo_bytes_applied"].as_u64().unwrap() > 0,
+            "a run that wrote for 4 s leaves redo: {r}"
+        );
+        let recovery_s = r["recovery_s"].as_f64().unwrap();
+        assert!(recovery_s <= 5.0, "{r}");
+        assert_eq!(r["within_bound"], true, "{r}");
+        assert!(r["killed_after_s"].as_f64().unwrap() >= 4.0, "{r}");
+    }
+    check(&dir, false);
+    let refused = flushwise(&[
+        "tpcc",
+        "crash",
+        "--dir",
+        d,
+        "--policy",
+        "mysql56",
+        "--max-recovery-time",
+        "5s",
+        "--repeat",
+        "1",
+    ]);
+    assert!(!refused.status.success());
+    let err = text(&refused.stderr);
+    assert!(
+        err.contains("mysql56") && err.contains("does not bound recovery time"),
+        "{err}"
+    );
+}
+
 #[test]
 fn bad_input_gets_one_line_naming_the_problem() {
     let root = tempfile::tempdir().unwrap();

@@ -176,8 +176,12 @@ impl PageCleaner {
                             slot.phase_started_us = now_us;
                             slot.lru_budget = plan.lru_scan_depth;
                             // buf_flush_LRU_tail (5.6.15): Pscan capped by
-                            // |LRU|, in chunks of 100 written pages.
-                            slot.lru_chunks_left = plan.lru_scan_depth.min(pool.lru_len()).div_ceil(LRU_CHUNK_PAGES);
+                            // |LRU|, in chunks of 100 written pages (the
+                            // plan's chunk size; InnoDB's is 100).
+                            slot.lru_chunks_left = plan
+                                .lru_scan_depth
+                                .min(pool.lru_len())
+                                .div_ceil(plan.lru_chunk_pages.max(1));
                             slot.lru_chunks = 0;
                             if self.records.is_some() {
                                 slot.params_before = self.policy.parameters();
@@ -206,7 +210,7 @@ impl PageCleaner {
                         slot.lru_chunks_left -= 1;
                         slot.lru_chunks += 1;
                         let chunk = pool.lru_batch_chunk(
-                            LRU_CHUNK_PAGES,
+                            slot.plan.lru_chunk_pages.max(1),
                             slot.plan.lru_scan_depth,
                             u32::MAX,
                             LruMode::EvictToFree,

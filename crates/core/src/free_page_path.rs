@@ -41,6 +41,18 @@
 //! (`buf_page_io_complete`), `log/log0log.cc` (`log_checkpoint_margin`,
 //! `log_preflush_pool_modified_pages`); 5.7.44 for the later behaviour.
 //!
+//! One more user-side rule came with MariaDB 10.5's rewritten page cleaner:
+//! users never write a page to get a frame. A user whose first clean-victim
+//! scan (100 pages) fails wakes the page cleaner and waits for its LRU pass
+//! to put frames on the free list, taking only from the free list after
+//! that (MariaDB `buf0lru.cc` `buf_LRU_get_free_block`:
+//! `buf_pool.page_cleaner_wakeup(true)`, wait on `buf_pool.done_free`;
+//! MDEV-33613 removed the last user-side LRU flush):
+//! [`SinglePageFlush::WaitForCleaner`]. The pool answers such a user with
+//! `FixOutcome::NoFrame`, counts `wait_free` once per request and raises the
+//! page-cleaner wake when the policy's `WakeThresholds::on_sync_replacement`
+//! asks for it.
+//!
 //! A policy that stands for 5.6 (`mysql56`, `percona56`, `self-tuning`)
 //! carries a [`FreePagePath`] with 5.6.15's values as defaults; the page
 //! cleaner driver hands the pool the resolved path ([`FreePageRule`]) at
@@ -55,36 +67,114 @@ use crate::params::{ParamDecl, ParamSet, ParamType, ParamValue};
 /// scan's depth after 5.6.
 pub const SEARCH_SCAN_THRESHOLD_57: u32 = 100;
 
+/// `single_page_flush`'s values, shared by every group below.
+const SINGLE_PAGE_FLUSH_CHOICES: &[(&str, &str)] = &[
+    ("own_space", "5.6.12-8.0"),
+    ("all_datafiles", "5.6.10/11"),
+    (
+        "wait_for_cleaner",
+        "MariaDB 10.5+: no user write, wake the cleaner and wait",
+    ),
+];
+/// `lru_written_pages`' values.
+const LRU_WRITTEN_PAGES_CHOICES: &[(&str, &str)] = &[("stay", "5.6.15"), ("evict", "5.7+")];
+/// `preflush_advance`'s values.
+const PREFLUSH_ADVANCE_CHOICES: &[(&str, &str)] = &[("twice", "5.6.15"), ("once", "5.7+")];
+/// `user_scan_depth`'s type: a depth, or Pscan.
+const USER_SCAN_DEPTH_TYPE: ParamType = ParamType::ChoiceOrInt {
+    choices: &[("lru_scan_depth", "follows Pscan, MySQL 5.6.15")],
+    min: 1,
+    max: u32::MAX as u64,
+};
+const USER_SCAN_DEPTH_DOC: &str = "depth of a user's first clean-victim scan (5.7: 100, BUF_LRU_SEARCH_SCAN_THRESHOLD)";
+const SINGLE_PAGE_FLUSH_DOC: &str = "what a user that finds no clean victim does: write one page and sync, or wait";
+const LRU_WRITTEN_PAGES_DOC: &str = "pages the LRU batch wrote stay on the LRU, clean, or are evicted when written";
+const PREFLUSH_ADVANCE_DOC: &str = "how far a writer past the sync margin flushes: 2x or 1x the excess age";
+
 /// The free-page-path parameters of a policy that stands for 5.6, with
 /// MySQL 5.6.15's values as defaults ([`FreePagePath::MYSQL_5_6_15`]).
 pub const PARAMS: &[ParamDecl] = &[
     ParamDecl {
         key: "user_scan_depth",
-        ty: ParamType::ChoiceOrInt {
-            choices: &[("lru_scan_depth", "follows Pscan, MySQL 5.6.15")],
-            min: 1,
-            max: u32::MAX as u64,
-        },
+        ty: USER_SCAN_DEPTH_TYPE,
         default: ParamValue::Name("lru_scan_depth"),
-        doc: "depth of a user's first clean-victim scan (5.7: 100, BUF_LRU_SEARCH_SCAN_THRESHOLD)",
+        doc: USER_SCAN_DEPTH_DOC,
     },
     ParamDecl::choice(
         "single_page_flush",
         "own_space",
-        &[("own_space", "5.6.12-5.7"), ("all_datafiles", "5.6.10/11")],
-        "what a user's single-page flush syncs besides its write",
+        SINGLE_PAGE_FLUSH_CHOICES,
+        SINGLE_PAGE_FLUSH_DOC,
     ),
     ParamDecl::choice(
         "lru_written_pages",
         "stay",
-        &[("stay", "5.6.15"), ("evict", "5.7")],
-        "pages the LRU batch wrote stay on the LRU, clean, or are evicted when written",
+        LRU_WRITTEN_PAGES_CHOICES,
+        LRU_WRITTEN_PAGES_DOC,
     ),
     ParamDecl::choice(
         "preflush_advance",
         "twice",
-        &[("twice", "5.6.15"), ("once", "5.7")],
-        "how far a writer past the sync margin flushes: 2x or 1x the excess age",
+        PREFLUSH_ADVANCE_CHOICES,
+        PREFLUSH_ADVANCE_DOC,
+    ),
+];
+
+/// The same parameters with MySQL 8.0's values as defaults
+/// ([`FreePagePath::MYSQL_8_0`]).
+pub const PARAMS_MYSQL_8_0: &[ParamDecl] = &[
+    ParamDecl {
+        key: "user_scan_depth",
+        ty: USER_SCAN_DEPTH_TYPE,
+        default: ParamValue::Int(SEARCH_SCAN_THRESHOLD_57 as u64),
+        doc: USER_SCAN_DEPTH_DOC,
+    },
+    ParamDecl::choice(
+        "single_page_flush",
+        "own_space",
+        SINGLE_PAGE_FLUSH_CHOICES,
+        SINGLE_PAGE_FLUSH_DOC,
+    ),
+    ParamDecl::choice(
+        "lru_written_pages",
+        "evict",
+        LRU_WRITTEN_PAGES_CHOICES,
+        LRU_WRITTEN_PAGES_DOC,
+    ),
+    ParamDecl::choice(
+        "preflush_advance",
+        "once",
+        PREFLUSH_ADVANCE_CHOICES,
+        PREFLUSH_ADVANCE_DOC,
+    ),
+];
+
+/// The same parameters with MariaDB 10.5+'s values as defaults
+/// ([`FreePagePath::MARIADB_10_5`]).
+pub const PARAMS_MARIADB_10_5: &[ParamDecl] = &[
+    ParamDecl {
+        key: "user_scan_depth",
+        ty: USER_SCAN_DEPTH_TYPE,
+        default: ParamValue::Int(SEARCH_SCAN_THRESHOLD_57 as u64),
+        doc: USER_SCAN_DEPTH_DOC,
+    },
+    ParamDecl::choice(
+        "single_page_flush",
+        "wait_for_cleaner",
+        SINGLE_PAGE_FLUSH_CHOICES,
+        SINGLE_PAGE_FLUSH_DOC,
+    ),
+    ParamDecl::choice(
+        "lru_written_pages",
+        "evict",
+        LRU_WRITTEN_PAGES_CHOICES,
+        LRU_WRITTEN_PAGES_DOC,
+    ),
+    ParamDecl::choice(
+        "preflush_advance",
+        "once",
+        PREFLUSH_ADVANCE_CHOICES,
+        PREFLUSH_ADVANCE_DOC,
     ),
 ];
 
@@ -97,15 +187,22 @@ pub enum UserScanDepth {
     Fixed(u32),
 }
 
-/// What a user's single-page flush costs besides the write itself.
+/// What a user that found no clean victim does: a single-page flush and
+/// what it costs besides the write itself, or no write at all.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SinglePageFlush {
-    /// 5.6.12 through 5.7 (5.6.15 included): a synchronous write and an
-    /// fsync of the page's own tablespace; no wait for other writes.
+    /// 5.6.12 through 8.0 (5.6.15 included): a synchronous write and an
+    /// fsync of the page's own tablespace; no wait for other writes
+    /// (8.0.27 `buf0dblwr.cc` `Double_write::sync_page_flush`:
+    /// `fil_flush(space)` after the write).
     OwnSpace,
     /// 5.6.10/5.6.11 `buf_flush_sync_datafiles()`: after the write, wait
     /// until no page write is in flight, then fsync every data file.
     AllDatafiles,
+    /// MariaDB 10.5+ (`buf_LRU_get_free_block`): no user write; the user
+    /// wakes the page cleaner and waits for a frame on the free list
+    /// (`FixOutcome::NoFrame`, then retries that take only a free frame).
+    WaitForCleaner,
 }
 
 /// What becomes of a page the LRU batch wrote, when its write completes.
@@ -152,6 +249,28 @@ impl FreePagePath {
         lru_written_pages: LruWrittenPages::EvictOnCompletion,
         preflush_advance: PreflushAdvance::Excess,
     };
+    /// MySQL 8.0 keeps 5.7's path (read in 8.0.27): `buf0lru.cc`
+    /// `BUF_LRU_SEARCH_SCAN_THRESHOLD` = 100 in `buf_LRU_free_from_common_LRU_list`,
+    /// then `buf_flush_single_page_from_LRU` (a synchronous write with
+    /// `fil_flush(space)`, `buf0dblwr.cc` `Double_write::sync_page_flush`);
+    /// `buf0buf.cc` `buf_page_io_complete` evicts every `BUF_FLUSH_LRU`
+    /// page once written. The writer's side differs (8.0's `log_free_check`
+    /// waits for the checkpointer instead of flushing) and is not modelled:
+    /// [`PreflushAdvance::Excess`], 5.7's, stands for it.
+    pub const MYSQL_8_0: FreePagePath = FreePagePath::MYSQL_5_7;
+    /// MariaDB 10.5+ (read in `buf0lru.cc` `buf_LRU_get_free_block` and
+    /// `buf0flu.cc` `buf_page_write_complete`): a 100-page clean-victim scan,
+    /// then wait for the page cleaner ([`SinglePageFlush::WaitForCleaner`]);
+    /// LRU-batch pages are freed when their write completes. Its writers
+    /// wait for the cleaner past the redo margin (`log_free_check` ->
+    /// `buf_flush_wait_flushed`), which is not modelled: 5.7's
+    /// [`PreflushAdvance::Excess`] stands for it.
+    pub const MARIADB_10_5: FreePagePath = FreePagePath {
+        user_scan_depth: UserScanDepth::Fixed(SEARCH_SCAN_THRESHOLD_57),
+        single_page_flush: SinglePageFlush::WaitForCleaner,
+        lru_written_pages: LruWrittenPages::EvictOnCompletion,
+        preflush_advance: PreflushAdvance::Excess,
+    };
 
     /// The rule users follow now, given the policy's current Pscan.
     pub fn resolve(&self, lru_scan_depth: u32) -> FreePageRule {
@@ -178,6 +297,7 @@ impl FreePagePath {
             },
             single_page_flush: match params.name("single_page_flush") {
                 "all_datafiles" => SinglePageFlush::AllDatafiles,
+                "wait_for_cleaner" => SinglePageFlush::WaitForCleaner,
                 _ => SinglePageFlush::OwnSpace,
             },
             lru_written_pages: match params.name("lru_written_pages") {
@@ -193,7 +313,8 @@ impl FreePagePath {
 
     /// (name, value) pairs for a policy's `parameters()`: the scan depth as
     /// pages (0 = follows Pscan), and 1 where the 5.6.15 rule of each other
-    /// field holds, 0 where the later one does (all_datafiles is 2).
+    /// field holds, 0 where the later one does (all_datafiles is 2; for
+    /// `single_page_flush`, MariaDB's wait for the cleaner is the later one).
     pub fn parameters(&self) -> [(&'static str, f64); 4] {
         [
             (
@@ -208,6 +329,7 @@ impl FreePagePath {
                 match self.single_page_flush {
                     SinglePageFlush::OwnSpace => 1.0,
                     SinglePageFlush::AllDatafiles => 2.0,
+                    SinglePageFlush::WaitForCleaner => 0.0,
                 },
             ),
             (
@@ -271,10 +393,34 @@ mod tests {
         assert_eq!(rule.preflush_advance, PreflushAdvance::Excess);
         let err = parse("self-tuning:single_page_flush=fast").err().unwrap();
         assert!(
-            err.contains("own_space (5.6.12-5.7)") && err.contains("all_datafiles"),
+            err.contains("own_space (5.6.12-8.0)") && err.contains("all_datafiles") && err.contains("wait_for_cleaner"),
             "{err}"
         );
         let err = parse("percona56:user_scan_depth=0").err().unwrap();
         assert!(err.contains("user_scan_depth"), "{err}");
+    }
+
+    #[test]
+    fn later_groups_default_to_their_versions_and_5_6_15_defaults_stay() {
+        const GROUPS_5_6_15: &[&[ParamDecl]] = &[PARAMS];
+        const GROUPS_8_0: &[&[ParamDecl]] = &[PARAMS_MYSQL_8_0];
+        const GROUPS_MARIADB: &[&[ParamDecl]] = &[PARAMS_MARIADB_10_5];
+        let path = |groups| FreePagePath::from_params(&ParamSet::defaults(groups));
+        assert_eq!(path(GROUPS_5_6_15), FreePagePath::MYSQL_5_6_15);
+        assert_eq!(path(GROUPS_8_0), FreePagePath::MYSQL_8_0);
+        assert_eq!(path(GROUPS_MARIADB), FreePagePath::MARIADB_10_5);
+        assert_eq!(FreePagePath::MYSQL_8_0, FreePagePath::MYSQL_5_7);
+        let rule = FreePagePath::MARIADB_10_5.resolve(1536);
+        assert_eq!(rule.single_page_flush, SinglePageFlush::WaitForCleaner);
+        assert_eq!(rule.lru_written_pages, LruWrittenPages::EvictOnCompletion);
+        let params: std::collections::HashMap<_, _> = FreePagePath::MARIADB_10_5.parameters().into_iter().collect();
+        assert_eq!(params["single_page_flush"], 0.0);
+        assert_eq!(params["user_scan_depth"], 100.0);
+        // Any 5.6 policy may be told to wait instead of writing.
+        let rule = crate::policy::build("mysql56:single_page_flush=wait_for_cleaner")
+            .unwrap()
+            .free_page_rule()
+            .unwrap();
+        assert_eq!(rule.single_page_flush, SinglePageFlush::WaitForCleaner);
     }
 }

@@ -18,6 +18,7 @@ pub mod fast_hits;
 #[cfg(test)]
 mod fast_hits_tests;
 pub mod free_page_path;
+pub mod histogram;
 pub mod iteration_log;
 pub mod limits;
 pub mod list;
@@ -27,9 +28,11 @@ pub mod policy;
 pub mod redo_space;
 pub mod stats;
 pub mod types;
+#[cfg(test)]
+mod victim_search_tests;
 
 pub use buffer_pool::{
-    BufferPool, BufferPoolConfig, CheckpointReason, FixIntent, FixOutcome, FreeCheck, LruChunk, LruMode,
+    BufferPool, BufferPoolConfig, CheckpointReason, FixIntent, FixOutcome, FreeCheck, LruChunk, LruMode, StallKind,
     WakeThresholds, WriteKind, WriteOrder,
 };
 pub use cleaner::{CleanerAction, PageCleaner};

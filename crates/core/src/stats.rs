@@ -48,6 +48,18 @@ pub struct PoolCounters {
     pub fast_hits: u64,
     /// Eviction candidates skipped because a shell held a pin on them.
     pub pin_vetoes: u64,
+    /// Reads whose latency a shell reported ([`crate::buffer_pool::BufferPool::note_read_latency`]).
+    pub reads_timed: u64,
+    /// Sum of those reads' latencies, us (issue to completion).
+    pub read_latency_us: u64,
+    /// Times a user thread was held up for a free frame (it wrote a victim
+    /// or waited) or for redo space (it flushed or waited), as shells
+    /// report them ([`crate::buffer_pool::BufferPool::note_user_stall`]).
+    pub user_stalls: u64,
+    /// Time user threads spent held up for a free frame, us.
+    pub free_frame_stall_us: u64,
+    /// Time user threads spent held up for redo space, us.
+    pub redo_space_stall_us: u64,
 }
 
 impl PoolCounters {
@@ -73,7 +85,17 @@ impl PoolCounters {
             writes_completed: self.writes_completed - earlier.writes_completed,
             fast_hits: self.fast_hits - earlier.fast_hits,
             pin_vetoes: self.pin_vetoes - earlier.pin_vetoes,
+            reads_timed: self.reads_timed - earlier.reads_timed,
+            read_latency_us: self.read_latency_us - earlier.read_latency_us,
+            user_stalls: self.user_stalls - earlier.user_stalls,
+            free_frame_stall_us: self.free_frame_stall_us - earlier.free_frame_stall_us,
+            redo_space_stall_us: self.redo_space_stall_us - earlier.redo_space_stall_us,
         }
+    }
+
+    /// Time user threads spent held up for a frame or redo space, us.
+    pub fn user_stall_us(&self) -> u64 {
+        self.free_frame_stall_us + self.redo_space_stall_us
     }
 
     /// Asynchronous (page-cleaner) writes issued.

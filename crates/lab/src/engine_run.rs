@@ -297,6 +297,8 @@ pub fn run(
     let start_snapshot = db.shell().metrics();
     let mut baseline: PoolCounters = start_snapshot.counters;
     let mut previous: PoolCounters = start_snapshot.counters;
+    let mut baseline_stalls = db.shell().stall_histogram();
+    let mut previous_stalls = baseline_stalls.clone();
     let mut rows = Vec::new();
     // Rows carry seconds since the run started until the warm-up's end is
     // known; then `time_s` becomes seconds since the measurement began.
@@ -312,6 +314,7 @@ pub fn run(
     let seed = spec.run.seed;
     let mut on_interval = |r: &IntervalReport| {
         let m = db.shell().metrics();
+        let stalls = db.shell().stall_histogram();
         let counts = txn_counts(&r.per_type);
         let row = IntervalRow {
             policy: policy.clone(),
@@ -320,13 +323,22 @@ pub fn run(
             // Until a steady warm-up ends, seconds since the start.
             time_s: r.elapsed_s - warmup_end_s.unwrap_or(0.0),
             warmup: r.warmup,
-            figures: FlushFigures::compute(&m.counters.since(&previous), &counts, r.interval_s),
+            figures: FlushFigures::compute(
+                &m.counters.since(&previous),
+                &counts,
+                r.interval_s,
+                Some(&stalls.since(&previous_stalls)),
+            ),
             dirty_pct: dirty_pct(&m, frames),
             free_pages: m.Innodb_buffer_pool_pages_free,
             checkpoint_age_bytes: m.log_lsn_checkpoint_age,
             parameters: parameters(&m),
         };
         previous = m.counters;
+        if r.warmup {
+            baseline_stalls = stalls.clone();
+        }
+        previous_stalls = stalls;
         if let Some(w) = decisions.as_mut() {
             w.append(db.shell());
         }
@@ -357,6 +369,7 @@ pub fn run(
     stop.store(true, Ordering::Relaxed);
     let _ = sampler.join();
     let end = db.shell().metrics();
+    let end_stalls = db.shell().stall_histogram();
     if let Some(w) = decisions.as_mut() {
         w.append(db.shell());
         w.finish()?;
@@ -378,7 +391,8 @@ pub fn run(
 
     let measured = end.counters.since(&baseline);
     let counts = txn_counts(&run_report.per_type);
-    let figures = FlushFigures::compute(&measured, &counts, run_report.duration_s);
+    let stalls = end_stalls.since(&baseline_stalls);
+    let figures = FlushFigures::compute(&measured, &counts, run_report.duration_s, Some(&stalls));
     let sums = sums
         .lock()
         .map(|s| (s.samples, s.dirty_pct, s.free_pages, s.checkpoint_age_bytes));

@@ -19,6 +19,7 @@
 //! which only parses arguments and prints. Every result carries
 //! [`COMMIT`].
 
+pub mod crash_rounds;
 pub mod database;
 pub mod engine_compare;
 pub mod engine_run;

@@ -13,7 +13,9 @@
 //!
 //! Tuned parameters are the policy's knobs as it reports them; names
 //! starting `np_` are Table 2 observations and stable-state memory
-//! (NP_req_flush, NP_LRU^stable), which follow the load: not counted.
+//! (NP_req_flush, NP_LRU^stable), and names starting `obs_` are what a
+//! policy measured (flushwise's demand, latencies): they follow the load
+//! and are not counted.
 //!
 //! Invariant: a steady verdict needs a full window of samples at or after
 //! the minimum; the cap always ends the warm-up.
@@ -94,7 +96,7 @@ impl Warmup {
 
 /// True for a parameter that is a knob the policy tunes (not an `np_*` observation).
 pub fn is_tuned(name: &str) -> bool {
-    !name.starts_with("np_")
+    !name.starts_with("np_") && !name.starts_with("obs_")
 }
 
 /// |after - before| relative to |before| (at least 1).

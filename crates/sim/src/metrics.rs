@@ -7,6 +7,7 @@
 
 use serde::Serialize;
 
+use flushwise_core::histogram::Histogram;
 use flushwise_core::PoolCounters;
 
 /// Transaction counters by type (TPC-C order: New-Order, Payment,
@@ -150,10 +151,26 @@ pub struct FlushFigures {
     pub lru_batch_flush_pages: u64,
     pub lru_batch_evict_pages: u64,
     pub flush_list_pages: u64,
+    /// Mean latency of a page read, issue to completion, us.
+    pub read_latency_avg_us: f64,
+    /// Times user threads were held up for a free frame or redo space.
+    pub user_stalls: u64,
+    /// Time user threads were held up, us: for a free frame (writing a
+    /// victim themselves or waiting) plus for redo space.
+    pub user_stall_us: u64,
+    pub free_frame_stall_us: u64,
+    pub redo_space_stall_us: u64,
+    /// `user_stall_us` per transaction.
+    pub user_stall_us_per_txn: f64,
+    /// 99th percentile of a single stall, us (`None` where a shell does not
+    /// keep the window's stall histogram).
+    pub user_stall_p99_us: Option<u64>,
 }
 
 impl FlushFigures {
-    pub fn compute(pool: &PoolCounters, txns: &TxnCounts, seconds: f64) -> Self {
+    /// The figures of a window: its counters, transactions and length, and
+    /// the histogram of the stalls that ended in it, if kept.
+    pub fn compute(pool: &PoolCounters, txns: &TxnCounts, seconds: f64, stalls: Option<&Histogram>) -> Self {
         let minutes = (seconds / 60.0).max(1e-9);
         let total_txns = txns.total();
         let writes = pool.async_writes() + pool.sync_writes();
@@ -175,6 +192,21 @@ impl FlushFigures {
             lru_batch_flush_pages: pool.lru_batch_flush_pages,
             lru_batch_evict_pages: pool.lru_batch_evict_pages,
             flush_list_pages: pool.flush_list_pages,
+            user_stalls: pool.user_stalls,
+            user_stall_us: pool.user_stall_us(),
+            free_frame_stall_us: pool.free_frame_stall_us,
+            redo_space_stall_us: pool.redo_space_stall_us,
+            user_stall_us_per_txn: if total_txns == 0 {
+                0.0
+            } else {
+                pool.user_stall_us() as f64 / total_txns as f64
+            },
+            user_stall_p99_us: stalls.map(|h| h.quantile_us(0.99)),
+            read_latency_avg_us: if pool.reads_timed == 0 {
+                0.0
+            } else {
+                pool.read_latency_us as f64 / pool.reads_timed as f64
+            },
         }
     }
 }

@@ -44,10 +44,11 @@ use std::collections::HashMap;
 use std::time::Instant;
 
 use flushwise_core::device::{DeviceModel, DeviceSpec, IoKind, IoRequest};
+use flushwise_core::histogram::Histogram;
 use flushwise_core::{
     BufferPool, BufferPoolConfig, CheckpointReason, CleanerAction, DecisionLog, FixIntent, FixOutcome, FrameId,
-    FreeCheck, IterationRecord, Lsn, PageCleaner, PoolCounters, RedoConfig, SinglePageFlush, Sleep, TimeUs, WaitFor,
-    WriteOrder,
+    FreeCheck, IterationRecord, Lsn, PageCleaner, PoolCounters, RedoConfig, SinglePageFlush, Sleep, StallKind, TimeUs,
+    WaitFor, WriteOrder,
 };
 use flushwise_trace::{TraceEvent, TraceRecord, TxnType};
 
@@ -106,6 +107,9 @@ struct Agent {
     /// in flight to end (5.6.15 `buf_flush_sync_datafiles`).
     drain_after_write: bool,
     free_check_passed: bool,
+    /// When this agent was first held up for a frame or redo space, and
+    /// for which (ends, and is reported to the pool, when it gets it).
+    stall: Option<(TimeUs, StallKind)>,
     done: bool,
 }
 
@@ -161,6 +165,8 @@ pub struct Simulation {
     sync_margin_bytes: u64,
     // measurement
     warmup_pool: PoolCounters,
+    warmup_stalls: Histogram,
+    last_report_stalls: Histogram,
     warmup_txns: TxnCounts,
     last_report_pool: PoolCounters,
     last_report_txns: TxnCounts,
@@ -248,6 +254,8 @@ impl Simulation {
             latency: vec![LatencyHistogram::default(); 6],
             sync_margin_bytes,
             warmup_pool: PoolCounters::default(),
+            warmup_stalls: Histogram::new(),
+            last_report_stalls: Histogram::new(),
             warmup_txns: TxnCounts::default(),
             last_report_pool: PoolCounters::default(),
             last_report_txns: TxnCounts::default(),
@@ -427,6 +435,7 @@ impl Simulation {
             Event::WarmupEnd => {
                 self.measuring = true;
                 self.warmup_pool = *self.pool.counters();
+                self.warmup_stalls = self.pool.stall_histogram().clone();
                 self.warmup_txns = self.txns;
                 self.latency = vec![LatencyHistogram::default(); 6];
                 self.samples = Samples::default();
@@ -489,19 +498,23 @@ impl Simulation {
                                 }
                             }
                             FreeCheck::SyncFlush(orders) => {
+                                self.begin_stall(a, now, StallKind::RedoSpace);
                                 self.agents[a as usize].outstanding_writes = orders.len() as u32;
                                 self.submit_writes(orders, Owner::Agent(a), now);
                                 return Ok(());
                             }
                             FreeCheck::WaitForFlush => {
+                                self.begin_stall(a, now, StallKind::RedoSpace);
                                 self.write_waiters.push(a);
                                 return Ok(());
                             }
                         }
                     }
+                    self.end_stall(a, now, StallKind::RedoSpace);
                     let ag = &mut self.agents[a as usize];
                     ag.free_check_passed = true;
                     if let Some(frame) = self.pool.fix_if_resident(page, now) {
+                        self.end_stall(a, now, StallKind::FreeFrame);
                         let ag = &mut self.agents[a as usize];
                         ag.fixed.push((page, frame));
                         ag.pos += 1;
@@ -517,6 +530,7 @@ impl Simulation {
                     let attempt = ag.attempt;
                     match self.pool.fix(page, FixIntent::Read, attempt, now) {
                         FixOutcome::Hit(frame) => {
+                            self.end_stall(a, now, StallKind::FreeFrame);
                             let ag = &mut self.agents[a as usize];
                             ag.fixed.push((page, frame));
                             ag.pos += 1;
@@ -525,6 +539,7 @@ impl Simulation {
                             cpu += u64::from(costs.fix_us);
                         }
                         FixOutcome::Miss(frame) => {
+                            self.end_stall(a, now, StallKind::FreeFrame);
                             self.agents[a as usize].fixed.push((page, frame));
                             let done = self.data_device.submit(
                                 IoRequest {
@@ -534,14 +549,17 @@ impl Simulation {
                                 },
                                 now,
                             );
+                            self.pool.note_read_latency(done.saturating_sub(now));
                             self.queue.schedule(done, Event::ReadDone { frame, agent: a });
                             return Ok(());
                         }
                         FixOutcome::WaitRead(frame) => {
+                            self.end_stall(a, now, StallKind::FreeFrame);
                             self.read_waiters.entry(frame.0).or_default().push(a);
                             return Ok(());
                         }
                         FixOutcome::SyncReplacementWrite(order) => {
+                            self.begin_stall(a, now, StallKind::FreeFrame);
                             let sync_datafiles =
                                 self.pool.free_page_rule().single_page_flush == SinglePageFlush::AllDatafiles;
                             let ag = &mut self.agents[a as usize];
@@ -553,8 +571,12 @@ impl Simulation {
                             return Ok(());
                         }
                         FixOutcome::NoFrame => {
+                            self.begin_stall(a, now, StallKind::FreeFrame);
                             self.agents[a as usize].attempt += 1;
                             self.queue.schedule(now + NO_FRAME_RETRY_US, Event::AgentRun(a));
+                            // A waiting user may have woken the page cleaner
+                            // (MariaDB's `page_cleaner_wakeup(true)`).
+                            self.after_user_operation(now);
                             return Ok(());
                         }
                     }
@@ -598,6 +620,25 @@ impl Simulation {
                     ag.pos += 1;
                     self.finish_transaction(a, now + cpu, false);
                 }
+            }
+        }
+    }
+
+    /// Agent `a` is held up for `kind` from `now`, unless it already was.
+    fn begin_stall(&mut self, a: u32, now: TimeUs, kind: StallKind) {
+        let ag = &mut self.agents[a as usize];
+        if ag.stall.is_none() {
+            ag.stall = Some((now, kind));
+        }
+    }
+
+    /// Agent `a` got what it was held up for (if `kind`): the stall goes to the pool.
+    fn end_stall(&mut self, a: u32, now: TimeUs, kind: StallKind) {
+        let ag = &mut self.agents[a as usize];
+        if let Some((started, k)) = ag.stall {
+            if k == kind {
+                ag.stall = None;
+                self.pool.note_user_stall(kind, now.saturating_sub(started));
             }
         }
     }
@@ -742,13 +783,16 @@ impl Simulation {
         let diff = pool_now.since(&self.last_report_pool);
         let txns = self.txns.since(&self.last_report_txns);
         let seconds = (now - self.last_report_us) as f64 / 1e6;
+        let stalls_now = self.pool.stall_histogram().clone();
+        let stalls = stalls_now.since(&self.last_report_stalls);
+        self.last_report_stalls = stalls_now;
         self.rows.push(IntervalRow {
             policy: self.config.policy.to_string(),
             seed: self.config.seed,
             config_hash: self.config.config_hash(),
             time_s: (now as f64 - self.config.warmup_us as f64) / 1e6,
             warmup: now <= self.config.warmup_us,
-            figures: FlushFigures::compute(&diff, &txns, seconds),
+            figures: FlushFigures::compute(&diff, &txns, seconds, Some(&stalls)),
             dirty_pct: self.pool.dirty_pct(),
             free_pages: self.pool.free_len(),
             checkpoint_age_bytes: self.pool.redo().checkpoint_age_bytes(),
@@ -802,7 +846,12 @@ impl Simulation {
             seed: self.config.seed,
             config_hash: self.config.config_hash(),
             commit: self.commit.clone(),
-            figures: FlushFigures::compute(&pool, &txns, seconds),
+            figures: FlushFigures::compute(
+                &pool,
+                &txns,
+                seconds,
+                Some(&self.pool.stall_histogram().since(&self.warmup_stalls)),
+            ),
             dirty_pct_avg: self.samples.dirty_pct_sum / n,
             free_pages_avg: self.samples.free_sum / n,
             checkpoint_age_avg_bytes: self.samples.checkpoint_age_sum / n,

@@ -106,6 +106,9 @@ impl BufferPool {
         // 7. pending I/O
         assert_eq!(pending_reads, self.pending_reads, "pending reads");
         assert_eq!(pending_writes, self.pending_writes, "pending writes");
+        // 9. the LRU index mirrors the LRU and every frame's victim flags
+        self.lru_index
+            .check(&young, &old, |i| self.frames[i as usize].victim_flags());
         assert!(
             self.redo.checkpoint_lsn <= self.checkpoint_candidate(),
             "checkpoint passed a dirty page"

@@ -5,6 +5,7 @@
 //! module).
 
 use super::*;
+use lru_index::Sublist;
 
 pub(super) struct LruLinks<'a>(pub(super) &'a [Frame]);
 pub(super) struct LruLinksMut<'a>(pub(super) &'a mut [Frame]);
@@ -107,6 +108,8 @@ impl BufferPool {
                 let mut links = LruLinksMut(&mut self.frames);
                 self.young.push_head(&mut links, index);
             }
+            let flags = self.frames[index as usize].victim_flags();
+            self.lru_index.push_head(index, Sublist::Young, flags);
             let f = &mut self.frames[index as usize];
             f.in_old = false;
             f.freed_page_clock = self.freed_page_clock;
@@ -118,6 +121,9 @@ impl BufferPool {
 
     pub(super) fn lru_insert_new(&mut self, index: u32) {
         let use_old = self.lru_len() >= self.config.lru_old_min_len;
+        let sublist = if use_old { Sublist::Old } else { Sublist::Young };
+        let flags = self.frames[index as usize].victim_flags();
+        self.lru_index.push_head(index, sublist, flags);
         {
             let mut links = LruLinksMut(&mut self.frames);
             if use_old {
@@ -133,6 +139,7 @@ impl BufferPool {
 
     pub(super) fn lru_remove(&mut self, index: u32) {
         let in_old = self.frames[index as usize].in_old;
+        self.lru_index.remove(index);
         {
             let mut links = LruLinksMut(&mut self.frames);
             if in_old {
@@ -145,6 +152,17 @@ impl BufferPool {
         self.rebalance_old();
     }
 
+    /// Tells the LRU index `index`'s victim flags where the frame (on the
+    /// LRU) may have gained one: its last core fix released, an I/O ended,
+    /// its first modification. A flag it gained is recorded at once; one it
+    /// lost stays until a search clears it, so changes that only take flags
+    /// away (a fix, a write's start) need not call this, and a hit's unfix
+    /// costs a byte compare.
+    pub(super) fn refresh_victim_flags(&mut self, index: u32) {
+        let flags = self.frames[index as usize].victim_flags();
+        self.lru_index.note_flags(index, flags);
+    }
+
     /// `buf_LRU_old_adjust_len`: keep the old sublist at its share.
     pub(super) fn rebalance_old(&mut self) {
         let len = self.lru_len();
@@ -154,6 +172,7 @@ impl BufferPool {
                 let Some(i) = self.old.pop_head(&mut links) else { break };
                 self.young.push_tail(&mut links, i);
                 links.0[i as usize].in_old = false;
+                self.lru_index.move_across_midpoint(i);
                 self.publish_rule(i);
             }
             return;
@@ -166,6 +185,7 @@ impl BufferPool {
             };
             self.old.push_head(&mut links, i);
             links.0[i as usize].in_old = true;
+            self.lru_index.move_across_midpoint(i);
             self.publish_rule(i);
         }
         while self.old.len > target + OLD_TOLERANCE {
@@ -173,6 +193,7 @@ impl BufferPool {
             let Some(i) = self.old.pop_head(&mut links) else { break };
             self.young.push_tail(&mut links, i);
             links.0[i as usize].in_old = false;
+            self.lru_index.move_across_midpoint(i);
             self.publish_rule(i);
         }
     }

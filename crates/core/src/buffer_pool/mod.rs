@@ -47,6 +47,10 @@
 //! 7. The pending-I/O counters equal the number of frames in each I/O state.
 //! 8. With a [`FastHits`] shell: the access rule and freed-page clock the
 //!    shell holds equal the core's (see [`crate::fast_hits`]).
+//! 9. The LRU index ([`lru_index`]) holds exactly the LRU's frames in LRU
+//!    order, each flagged with at least its frame's victim flags
+//!    (replaceable; flushable and unfixed), so the victim searches it
+//!    answers equal the walks from the tail they stand for.
 //!
 //! # Hits served outside the core
 //! A pool built with [`BufferPool::with_fast_hits`] shares eviction with a
@@ -67,6 +71,7 @@
 
 use crate::fast_hits::{AccessRule, FastHits};
 use crate::free_page_path::{FreePageRule, LruWrittenPages, PreflushAdvance};
+use crate::histogram::Histogram;
 use crate::list::{FrameList, Link, Links, LinksMut, NIL};
 use crate::page_table::{new_page_table, PageTable};
 use crate::redo_space::{RedoConfig, RedoSpace};
@@ -76,9 +81,11 @@ use crate::types::{FrameId, Lsn, PageId, TimeUs};
 mod checkpoint;
 mod invariants;
 mod lists;
+mod lru_index;
 mod victim;
 
 use lists::{FlushLinks, FlushLinksMut, LruLinks};
+use lru_index::LruIndex;
 
 /// `BUF_LRU_OLD_RATIO_DIV` (buf0lru.h): old ratios are in 1/1024ths.
 const OLD_RATIO_DIV: u64 = 1024;
@@ -297,6 +304,18 @@ pub struct WakeThresholds {
     pub redo_age_bytes: Option<u64>,
     /// Wake when a user thread has to write a dirty victim.
     pub on_sync_replacement: bool,
+    /// Wake when a user takes a free frame and fewer than this many are
+    /// left (`flushwise`'s low watermark).
+    pub free_pages_below: Option<u32>,
+}
+
+/// What a user thread was held up for ([`BufferPool::note_user_stall`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StallKind {
+    /// No free frame: it wrote a victim itself or waited.
+    FreeFrame,
+    /// The redo log was past its sync margin: it flushed or waited.
+    RedoSpace,
 }
 
 /// One LRU-batch chunk's outcome.
@@ -371,6 +390,27 @@ impl Frame {
     fn flushable(&self) -> bool {
         self.is_dirty() && self.io == Io::None
     }
+
+    /// What the victim searches may take this resident frame for, as the
+    /// LRU index records it: [`lru_index::REPLACEABLE`] (`replaceable`) or
+    /// [`lru_index::SINGLE_PAGE_FLUSHABLE`] (`flushable`, unfixed in the
+    /// core). Both need it unfixed and without I/O; then clean or dirty
+    /// decides which (on every unfix that releases the last fix).
+    fn victim_flags(&self) -> u8 {
+        let flags = if !self.resident || self.fix_count != 0 || self.io != Io::None {
+            0
+        } else if self.is_dirty() {
+            lru_index::SINGLE_PAGE_FLUSHABLE
+        } else {
+            lru_index::REPLACEABLE
+        };
+        debug_assert_eq!(flags & lru_index::REPLACEABLE != 0, self.replaceable());
+        debug_assert_eq!(
+            flags & lru_index::SINGLE_PAGE_FLUSHABLE != 0,
+            self.resident && self.flushable() && self.fix_count == 0
+        );
+        flags
+    }
 }
 
 /// The buffer pool state machine. See the module documentation.
@@ -384,6 +424,8 @@ pub struct BufferPool {
     flush: FrameList,
     redo: RedoSpace,
     counters: PoolCounters,
+    /// Every single user stall's length (see [`BufferPool::note_user_stall`]).
+    stall_histogram: Histogram,
     /// `buf_pool->freed_page_clock`: evictions so far (drives "too old").
     freed_page_clock: u64,
     /// `buf_pool->try_LRU_scan`: cleared when a tail scan found nothing clean.
@@ -401,6 +443,13 @@ pub struct BufferPool {
     last_checkpoint_us: TimeUs,
     /// The free-page rule users follow (see [`crate::free_page_path`]).
     free_rule: FreePageRule,
+    /// The LRU's frames by position with their victim flags: the user's
+    /// victim searches in O(log n) (see [`lru_index`]).
+    lru_index: LruIndex,
+    /// Tests only: answer the victim searches by walking the LRU, the
+    /// reference the index is compared with.
+    #[cfg(test)]
+    linear_victim_search: bool,
 }
 
 impl BufferPool {
@@ -440,6 +489,7 @@ impl BufferPool {
             flush: FrameList::default(),
             redo,
             counters: PoolCounters::default(),
+            stall_histogram: Histogram::new(),
             freed_page_clock: 0,
             try_lru_scan: true,
             pending_reads: 0,
@@ -448,6 +498,9 @@ impl BufferPool {
             wake_pending: false,
             last_checkpoint_us: 0,
             free_rule: FreePageRule::later_than_5_6(config.lru_search_scan_threshold),
+            lru_index: LruIndex::new(config.frames),
+            #[cfg(test)]
+            linear_victim_search: false,
         })
     }
 
@@ -501,6 +554,23 @@ impl BufferPool {
     /// Redo age pinned by dirty pages: head LSN minus oldest modification.
     pub fn redo_age_bytes(&self) -> u64 {
         self.redo.current_lsn.bytes_since(self.oldest_modification())
+    }
+    /// Dirty pages counted from the oldest end of the flush list while
+    /// their oldest modification is at most `lsn`, up to `max` (the
+    /// `pages_for_lsn` scan of MySQL 8.0 `Adaptive_flush::set_flush_target_by_lsn`
+    /// and MariaDB `page_cleaner_flush_pages_recommendation`).
+    pub fn flush_list_pages_up_to(&self, lsn: Lsn, max: u32) -> u32 {
+        let mut count = 0;
+        let mut cursor = self.flush.tail;
+        while cursor != NIL && count < max {
+            let f = &self.frames[cursor as usize];
+            if f.oldest_modification > lsn {
+                break;
+            }
+            count += 1;
+            cursor = f.flush.prev;
+        }
+        count
     }
     /// The highest LSN a checkpoint may be written at now.
     pub fn checkpoint_candidate(&self) -> Lsn {
@@ -603,6 +673,8 @@ impl BufferPool {
             // A request is counted once, when it is served (retries after a
             // wait are the same request).
             self.counters.requests += 1;
+            // A fix only takes victim flags away: the LRU index learns that
+            // lazily (see `refresh_victim_flags`).
             frame.fix_count += 1;
             self.on_access(index, now_us);
             return FixOutcome::Hit(FrameId(index));
@@ -657,6 +729,9 @@ impl BufferPool {
         let f = &mut self.frames[frame.index()];
         assert!(f.resident && f.fix_count > 0, "unfix of {frame} which is not fixed");
         f.fix_count -= 1;
+        if f.fix_count == 0 {
+            self.refresh_victim_flags(frame.0);
+        }
     }
 
     /// The read into `frame` finished.
@@ -665,6 +740,7 @@ impl BufferPool {
         assert_eq!(f.io, Io::Read, "complete_read on {frame} without a read in flight");
         f.io = Io::None;
         self.pending_reads -= 1;
+        self.refresh_victim_flags(frame.0);
     }
 
     /// The read into `frame` failed (e.g. a corrupt page): the page leaves the
@@ -708,6 +784,7 @@ impl BufferPool {
             }
         } else if !f.is_dirty() {
             f.oldest_modification = start_lsn;
+            self.refresh_victim_flags(index);
             self.flush_insert_sorted(index);
             if let Some(limit) = self.wake.dirty_pages {
                 if self.flush.len > limit {
@@ -744,10 +821,12 @@ impl BufferPool {
         }
         if remodified != Lsn::ZERO {
             self.frames[index as usize].oldest_modification = remodified;
+            self.refresh_victim_flags(index);
             self.flush_insert_sorted(index);
             return false;
         }
         self.frames[index as usize].oldest_modification = Lsn::ZERO;
+        self.refresh_victim_flags(index);
         if evict && self.claim_victim(index) {
             self.evict(index);
             return true;
@@ -767,6 +846,7 @@ impl BufferPool {
         f.evict_after_write = false;
         f.remodified_lsn = Lsn::ZERO;
         self.pending_writes[kind.index()] -= 1;
+        self.refresh_victim_flags(index);
     }
 
     /// A write the core ordered was never issued (the shell could not latch
@@ -791,6 +871,33 @@ impl BufferPool {
 
     pub fn set_wake_thresholds(&mut self, wake: WakeThresholds) {
         self.wake = wake;
+    }
+
+    /// A shell reports how long one page read took, from issue to
+    /// completion (the core reads no clock); policies see the sums in
+    /// [`PoolCounters::read_latency_us`] and `reads_timed`.
+    pub fn note_read_latency(&mut self, latency_us: TimeUs) {
+        self.counters.reads_timed += 1;
+        self.counters.read_latency_us += latency_us;
+    }
+
+    /// A shell reports that a user thread was held up for `stall_us`: for a
+    /// free frame (from the first fix that could not hand it one, a
+    /// synchronous replacement write or a wait, until it got one) or for
+    /// redo space (from the first free check that did not let it proceed
+    /// until one did). Measured by the shell, whose clock it is.
+    pub fn note_user_stall(&mut self, kind: StallKind, stall_us: TimeUs) {
+        self.counters.user_stalls += 1;
+        match kind {
+            StallKind::FreeFrame => self.counters.free_frame_stall_us += stall_us,
+            StallKind::RedoSpace => self.counters.redo_space_stall_us += stall_us,
+        }
+        self.stall_histogram.record(stall_us);
+    }
+
+    /// Every user stall so far (cumulative; `since` gives a window's).
+    pub fn stall_histogram(&self) -> &Histogram {
+        &self.stall_histogram
     }
 
     /// True once since the last call if a wake condition fired.

@@ -10,7 +10,20 @@ impl BufferPool {
     /// Finds a frame for a missing page (`buf_LRU_get_free_block`).
     pub(super) fn take_free_frame(&mut self, attempt: u32) -> Result<u32, FixOutcome> {
         if let Some(index) = self.free.pop() {
+            if self.wake.free_pages_below.is_some_and(|low| self.free_len() < low) {
+                self.wake_pending = true;
+            }
             return Ok(index);
+        }
+        let waits_for_cleaner =
+            self.free_rule.single_page_flush == crate::free_page_path::SinglePageFlush::WaitForCleaner;
+        if waits_for_cleaner && attempt > 0 {
+            // MariaDB 10.5+ `buf_LRU_get_free_block`: a user that has waited
+            // takes only from the free list, waking the cleaner each round.
+            if self.wake.on_sync_replacement {
+                self.wake_pending = true;
+            }
+            return Err(FixOutcome::NoFrame);
         }
         if self.try_lru_scan || attempt > 0 {
             // buf_LRU_free_from_common_LRU_list: the first scan is bounded
@@ -20,21 +33,25 @@ impl BufferPool {
             } else {
                 self.free_rule.user_scan_depth
             };
-            let mut cursor = self.lru_tail();
-            let mut scanned = 0;
-            while cursor != NIL && scanned < limit {
-                scanned += 1;
-                if self.claim_victim(cursor) {
-                    self.counters.clean_victim_scanned += u64::from(scanned);
-                    self.unlink_resident(cursor);
-                    return Ok(cursor);
-                }
-                cursor = self.lru_prev(cursor);
-            }
+            let (victim, scanned) = self.find_clean_victim(limit);
             self.counters.clean_victim_scanned += u64::from(scanned);
+            if let Some(index) = victim {
+                self.unlink_resident(index);
+                return Ok(index);
+            }
             if attempt == 0 {
                 self.try_lru_scan = false;
             }
+        }
+        if waits_for_cleaner {
+            // MariaDB 10.5+: no user write; wake the page cleaner
+            // (`page_cleaner_wakeup(true)`) and wait for a frame
+            // (`done_free`). One wait counted per request.
+            self.counters.wait_free += 1;
+            if self.wake.on_sync_replacement {
+                self.wake_pending = true;
+            }
+            return Err(FixOutcome::NoFrame);
         }
         // Single-page flush: the first flushable page from the tail that
         // nobody has fixed (InnoDB 5.6 `buf_flush_ready_for_flush` with
@@ -42,39 +59,122 @@ impl BufferPool {
         // may hold latches on its own fixed pages, and writing one of them
         // would wait on itself).
         self.counters.wait_free += 1;
-        let mut cursor = self.lru_tail();
-        let mut scanned = 0u64;
-        while cursor != NIL {
-            scanned += 1;
-            if self.single_page_flushable(cursor) {
-                self.counters.dirty_victim_scanned += scanned;
-                let order = self.start_write(cursor, WriteKind::SyncReplacement);
-                self.frames[cursor as usize].evict_after_write = true;
-                if self.wake.on_sync_replacement {
-                    self.wake_pending = true;
-                }
-                return Err(FixOutcome::SyncReplacementWrite(order));
+        let (flushable, scanned) = self.find_single_page_flush();
+        self.counters.dirty_victim_scanned += u64::from(scanned);
+        if let Some(index) = flushable {
+            let order = self.start_write(index, WriteKind::SyncReplacement);
+            self.frames[index as usize].evict_after_write = true;
+            if self.wake.on_sync_replacement {
+                self.wake_pending = true;
             }
-            cursor = self.lru_prev(cursor);
+            return Err(FixOutcome::SyncReplacementWrite(order));
         }
-        self.counters.dirty_victim_scanned += scanned;
         // Nothing to flush: InnoDB's next iteration follows at once (it only
         // sleeps from the third) and scans the whole LRU for a clean victim.
         if attempt == 0 {
-            let mut cursor = self.lru_tail();
-            let mut scanned = 0u64;
-            while cursor != NIL {
-                scanned += 1;
-                if self.claim_victim(cursor) {
-                    self.counters.clean_victim_scanned += scanned;
-                    self.unlink_resident(cursor);
-                    return Ok(cursor);
-                }
-                cursor = self.lru_prev(cursor);
+            let (victim, scanned) = self.find_clean_victim(u32::MAX);
+            self.counters.clean_victim_scanned += u64::from(scanned);
+            if let Some(index) = victim {
+                self.unlink_resident(index);
+                return Ok(index);
             }
-            self.counters.clean_victim_scanned += scanned;
         }
         Err(FixOutcome::NoFrame)
+    }
+
+    /// A user's clean-victim scan (`buf_LRU_free_from_common_LRU_list`):
+    /// the first frame from the LRU tail, at most `limit` deep, that
+    /// `claim_victim` accepts, and the pages a walk from the tail examines
+    /// to find it (all `min(limit, |LRU|)` when there is none). The LRU
+    /// index yields the replaceable frames in tail order, so only they are
+    /// offered to a fast-hit shell, as the walk would offer them.
+    pub(super) fn find_clean_victim(&mut self, limit: u32) -> (Option<u32>, u32) {
+        #[cfg(test)]
+        if self.linear_victim_search {
+            return self.find_clean_victim_linear(limit);
+        }
+        let mut after = None;
+        while let Some((index, rank)) = self.lru_index.first_from_tail(lru_index::REPLACEABLE, after) {
+            if rank > limit {
+                break;
+            }
+            after = Some(index);
+            let flags = self.frames[index as usize].victim_flags();
+            if flags & lru_index::REPLACEABLE == 0 {
+                // A stale flag (the frame was fixed, dirtied or put under
+                // I/O since): the walk passes it; the index forgets it.
+                self.lru_index.set_flags(index, flags);
+                continue;
+            }
+            if self.claim_victim(index) {
+                return (Some(index), rank);
+            }
+            // Vetoed by the fast-hit shell: the walk goes on past it.
+        }
+        (None, limit.min(self.lru_len()))
+    }
+
+    /// A user's single-page flush victim (`buf_flush_single_page_from_LRU`):
+    /// the first `single_page_flushable` frame from the LRU tail, and the
+    /// pages a walk from the tail examines to find it (NP_dirty; all of the
+    /// LRU when there is none).
+    pub(super) fn find_single_page_flush(&mut self) -> (Option<u32>, u32) {
+        #[cfg(test)]
+        if self.linear_victim_search {
+            return self.find_single_page_flush_linear();
+        }
+        let mut after = None;
+        while let Some((index, rank)) = self.lru_index.first_from_tail(lru_index::SINGLE_PAGE_FLUSHABLE, after) {
+            after = Some(index);
+            let flags = self.frames[index as usize].victim_flags();
+            if flags & lru_index::SINGLE_PAGE_FLUSHABLE == 0 {
+                // Stale: fixed, cleaned or put under I/O since.
+                self.lru_index.set_flags(index, flags);
+                continue;
+            }
+            // The index knows the core's state; a fast-hit shell's pin is
+            // asked here, as the walk asks it.
+            if self.single_page_flushable(index) {
+                return (Some(index), rank);
+            }
+        }
+        (None, self.lru_len())
+    }
+
+    /// The reference for [`Self::find_clean_victim`]: InnoDB's walk.
+    #[cfg(test)]
+    fn find_clean_victim_linear(&mut self, limit: u32) -> (Option<u32>, u32) {
+        let mut cursor = self.lru_tail();
+        let mut scanned = 0;
+        while cursor != NIL && scanned < limit {
+            scanned += 1;
+            if self.claim_victim(cursor) {
+                return (Some(cursor), scanned);
+            }
+            cursor = self.lru_prev(cursor);
+        }
+        (None, scanned)
+    }
+
+    /// The reference for [`Self::find_single_page_flush`]: InnoDB's walk.
+    #[cfg(test)]
+    fn find_single_page_flush_linear(&mut self) -> (Option<u32>, u32) {
+        let mut cursor = self.lru_tail();
+        let mut scanned = 0;
+        while cursor != NIL {
+            scanned += 1;
+            if self.single_page_flushable(cursor) {
+                return (Some(cursor), scanned);
+            }
+            cursor = self.lru_prev(cursor);
+        }
+        (None, scanned)
+    }
+
+    /// Tests only: answer the victim searches with the reference walks.
+    #[cfg(test)]
+    pub(crate) fn use_linear_victim_search(&mut self) {
+        self.linear_victim_search = true;
     }
 
     /// True if the replaceable frame `index` may be evicted now: the

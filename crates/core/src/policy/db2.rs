@@ -209,6 +209,7 @@ impl Db2Triggers {
             dirty_pages: Some(self.dirty_threshold_pages(pool)),
             redo_age_bytes: Some(self.softmax_bytes(pool)),
             on_sync_replacement: true,
+            ..WakeThresholds::default()
         }
     }
 
@@ -356,6 +357,7 @@ impl FlushPolicy for Db2 {
             lru_time_limit_us: None,
             flush_time_limit_us: None,
             flush_batch_pages: self.config.pages_per_round,
+            lru_chunk_pages: LRU_CHUNK_PAGES,
             wait: WaitFor::AllWrites,
         })
     }

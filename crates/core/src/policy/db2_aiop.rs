@@ -393,6 +393,7 @@ impl FlushPolicy for Db2Aiop {
             lru_time_limit_us: None,
             flush_time_limit_us: None,
             flush_batch_pages: self.config.max_pages_per_send,
+            lru_chunk_pages: LRU_CHUNK_PAGES,
             wait: WaitFor::AnyWrite,
         })
     }

@@ -30,8 +30,11 @@ use crate::types::{Lsn, TimeUs, SECOND_US};
 pub mod adaptive_checkpoint;
 pub mod db2;
 pub mod db2_aiop;
+pub mod flushwise;
 pub mod innodb_plugin;
+pub mod mariadb1011;
 pub mod mysql56;
+pub mod mysql80;
 pub mod percona56;
 pub mod self_tuning;
 
@@ -101,6 +104,9 @@ pub struct IterationPlan {
     pub flush_time_limit_us: Option<TimeUs>,
     /// Pages issued per flush-list batch before waiting.
     pub flush_batch_pages: u32,
+    /// Dirty pages one LRU chunk may write before waiting
+    /// ([`LRU_CHUNK_PAGES`] for InnoDB; `flushwise` sizes it to demand).
+    pub lru_chunk_pages: u32,
     pub wait: WaitFor,
 }
 
@@ -113,6 +119,7 @@ impl IterationPlan {
             lru_time_limit_us: None,
             flush_time_limit_us: None,
             flush_batch_pages: FLUSH_BATCH_PAGES,
+            lru_chunk_pages: LRU_CHUNK_PAGES,
             wait: WaitFor::AllWrites,
         }
     }
@@ -240,9 +247,12 @@ pub trait FlushPolicy: Send {
     }
 }
 
-/// The policy both shells run when none is named: Lee et al.'s
-/// self-tuning algorithm (until flushwise's own policy lands).
-pub const DEFAULT_POLICY: &str = "self-tuning";
+/// The parameter a policy that bounds recovery time declares, in seconds.
+pub const MAX_RECOVERY_TIME_KEY: &str = "max_recovery_time_s";
+
+/// The policy both shells run when none is named: flushwise's own
+/// (issue #12), which needs no parameter.
+pub const DEFAULT_POLICY: &str = "flushwise";
 
 /// A registered policy: its name, what it stands for, its declared
 /// parameters and how to build it from them.
@@ -262,6 +272,8 @@ pub struct PolicyEntry {
 /// file with its `ENTRY` plus one line here.
 pub const REGISTRY: &[&PolicyEntry] = &[
     &mysql56::ENTRY,
+    &mysql80::ENTRY,
+    &mariadb1011::ENTRY,
     &percona56::ENTRY,
     &self_tuning::ENTRY,
     &db2::ENTRY,
@@ -269,6 +281,7 @@ pub const REGISTRY: &[&PolicyEntry] = &[
     &adaptive_checkpoint::ENTRY_REFLEX,
     &adaptive_checkpoint::ENTRY_ESTIMATE,
     &innodb_plugin::ENTRY,
+    &flushwise::ENTRY,
 ];
 
 /// Registered policy names, in registry order.
@@ -362,6 +375,35 @@ impl PolicySpec {
             entry,
             params: ParamSet::defaults(entry.params),
         }
+    }
+
+    /// This policy with its recovery-time bound set to `seconds`
+    /// (`--max-recovery-time`): an error naming the policy if it does not
+    /// bound recovery time (only `flushwise` declares
+    /// [`MAX_RECOVERY_TIME_KEY`]).
+    pub fn with_max_recovery_time(&self, seconds: f64) -> Result<PolicySpec, String> {
+        let declares = self
+            .entry
+            .params
+            .iter()
+            .flat_map(|g| g.iter())
+            .any(|d| d.key == MAX_RECOVERY_TIME_KEY);
+        if !declares {
+            return Err(format!(
+                "--max-recovery-time: policy '{}' does not bound recovery time (flushwise does)",
+                self.entry.name
+            ));
+        }
+        let mut items: Vec<String> = self
+            .params
+            .given()
+            .iter()
+            .filter(|(key, _)| *key != MAX_RECOVERY_TIME_KEY)
+            .map(|(key, value)| format!("{key}={value}"))
+            .collect();
+        items.push(format!("{MAX_RECOVERY_TIME_KEY}={seconds}"));
+        PolicySpec::parse(&format!("{}:{}", self.entry.name, items.join(",")))
+            .map_err(|e| format!("--max-recovery-time: {e}"))
     }
 
     /// Every registered policy with its defaults, in registry order.
@@ -474,6 +516,27 @@ mod tests {
             PolicySpec::parse(" db2 : cleaners = 3 ").unwrap().to_string(),
             "db2:cleaners=3"
         );
+    }
+
+    #[test]
+    fn a_recovery_bound_is_set_on_flushwise_and_refused_elsewhere() {
+        let spec = PolicySpec::parse("flushwise")
+            .unwrap()
+            .with_max_recovery_time(5.0)
+            .unwrap();
+        assert_eq!(spec.to_string(), "flushwise:max_recovery_time_s=5");
+        let spec = spec.with_max_recovery_time(2.5).unwrap();
+        assert_eq!(spec.params().f64(MAX_RECOVERY_TIME_KEY), 2.5);
+        let err = PolicySpec::parse("percona56")
+            .unwrap()
+            .with_max_recovery_time(5.0)
+            .unwrap_err();
+        assert!(err.contains("percona56") && err.contains("flushwise"), "{err}");
+        let err = PolicySpec::parse("flushwise")
+            .unwrap()
+            .with_max_recovery_time(0.0)
+            .unwrap_err();
+        assert!(err.contains("max_recovery_time_s"), "{err}");
     }
 
     #[test]

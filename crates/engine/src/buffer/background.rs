@@ -18,7 +18,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use flushwise_core::{CleanerAction, Sleep};
+use flushwise_core::{CleanerAction, Sleep, WriteKind};
 
 use super::inner::{Inner, LatchWait};
 use super::{BufferError, Result};
@@ -66,8 +66,17 @@ fn cleaner_loop(inner: &Inner, c: u32) {
         };
         match action {
             CleanerAction::Write { writes, .. } => {
+                // 5.6.15 `buf_flush_page`: an LRU-batch write takes the
+                // page latch without waiting and skips a latched page (its
+                // holder may be a user waiting for the very frame this
+                // batch frees); a flush-list write waits for the latch.
+                let latch = if writes.iter().all(|w| w.kind == WriteKind::LruBatch) {
+                    LatchWait::Try
+                } else {
+                    LatchWait::Block
+                };
                 // An error poisons the shell; the loop then parks.
-                let _ = inner.write_pages(writes, LatchWait::Block);
+                let _ = inner.write_pages(writes, latch);
             }
             CleanerAction::Sleep(sleep) => sleep_until_woken(inner, sleep, event_seq, write_seq),
         }

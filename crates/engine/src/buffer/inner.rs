@@ -21,6 +21,7 @@
 //!   `RedoLog::write_checkpoint` → `note_checkpoint`.
 //!
 //! Limits: a user waits at most `no_frame_waits_max` times 1 ms for a frame
+//! (waits while page-cleaner writes are in flight do not count)
 //! and `FREE_CHECK_ROUNDS_MAX` rounds for redo space before it gets an error.
 
 use std::cell::Cell;
@@ -32,7 +33,7 @@ use std::time::{Duration, Instant};
 use flushwise_core::policy::{PolicySpec, FLUSH_BATCH_PAGES};
 use flushwise_core::{
     BufferPool, BufferPoolConfig, CheckpointReason, DecisionLog, FixIntent, FixOutcome, FrameId, FreeCheck, Lsn,
-    PageCleaner, PageId, RedoConfig as CoreRedoConfig, SinglePageFlush, TimeUs, WriteKind, WriteOrder,
+    PageCleaner, PageId, RedoConfig as CoreRedoConfig, SinglePageFlush, StallKind, TimeUs, WriteKind, WriteOrder,
 };
 use parking_lot::{Condvar, Mutex, RwLock};
 
@@ -93,7 +94,8 @@ pub struct ShellConfig {
     /// Keep one `flushwise_core::IterationRecord` per page-cleaner iteration
     /// until drained ([`BufferPoolShell::drain_iteration_records`]).
     pub iteration_records: bool,
-    /// 1 ms waits for a frame before "buffer pool too small".
+    /// 1 ms waits for a frame, with no page-cleaner write in flight,
+    /// before "buffer pool too small".
     pub no_frame_waits_max: u32,
     /// Start the page-cleaner and master threads (tests may drive by hand).
     pub background_threads: bool,
@@ -351,9 +353,24 @@ impl Inner {
         }
         let mut attempt = 0u32;
         let mut waits = 0u32;
+        // When this user was first held up for a free frame.
+        let mut stall_started_us: Option<TimeUs> = None;
+        let mut writes_completed_at_last_wait = u64::MAX;
         loop {
             let mut core = self.core.lock();
-            let outcome = core.pool.fix(page, intent, attempt, self.now_us());
+            let now_us = self.now_us();
+            let outcome = core.pool.fix(page, intent, attempt, now_us);
+            match outcome {
+                FixOutcome::SyncReplacementWrite(_) | FixOutcome::NoFrame => {
+                    stall_started_us.get_or_insert(now_us);
+                }
+                _ => {
+                    if let Some(started) = stall_started_us.take() {
+                        core.pool
+                            .note_user_stall(StallKind::FreeFrame, now_us.saturating_sub(started));
+                    }
+                }
+            }
             if let FixOutcome::Hit(frame) | FixOutcome::Miss(frame) = outcome {
                 if matches!(outcome, FixOutcome::Hit(_)) || intent == FixIntent::Create {
                     self.hand_over(&mut core, frame, page);
@@ -365,13 +382,16 @@ impl Inner {
             match outcome {
                 FixOutcome::Hit(_) => unreachable!("served above"),
                 FixOutcome::Miss(frame) => {
+                    let read_started_us = self.now_us();
                     let read = {
                         let mut buf = self.frames[frame.index()].write();
                         ts.read_page(page_no, &mut buf)
                     };
+                    let read_us = self.now_us().saturating_sub(read_started_us);
                     let mut core = self.core.lock();
                     let result = match read {
                         Ok(_) => {
+                            core.pool.note_read_latency(read_us);
                             core.pool.complete_read(frame);
                             self.hand_over(&mut core, frame, page);
                             Ok(Fixed { frame, created: false })
@@ -414,11 +434,24 @@ impl Inner {
                 }
                 FixOutcome::NoFrame => {
                     attempt += 1;
-                    waits += 1;
-                    if waits > self.config.no_frame_waits_max {
-                        return Err(self.too_small(waits));
-                    }
                     let mut core = self.core.lock();
+                    // A user that waits for a frame may have woken the page
+                    // cleaner (MariaDB's `page_cleaner_wakeup(true)`).
+                    self.after_user_operation(&mut core);
+                    // Only waits during which no write completed count
+                    // towards the bound: while writes complete, frames are
+                    // on their way (a user of `SinglePageFlush::WaitForCleaner`
+                    // waits out a whole cleaner pass, which may outlast the
+                    // bound), and a cleaner stuck behind a latch this user
+                    // holds completes nothing, so the wait still ends.
+                    let completed = core.pool.counters().writes_completed;
+                    if completed == writes_completed_at_last_wait {
+                        waits += 1;
+                        if waits > self.config.no_frame_waits_max {
+                            return Err(self.too_small(waits));
+                        }
+                    }
+                    writes_completed_at_last_wait = completed;
                     self.io_cv.wait_for(&mut core, NO_FRAME_WAIT);
                 }
             }
@@ -437,6 +470,8 @@ impl Inner {
     ///   wait until no page write is in flight, then fsync every tablespace.
     fn finish_single_page_flush(&self, space_id: u32, mode: SinglePageFlush) -> Result<()> {
         let spaces: Vec<&Arc<Tablespace>> = match mode {
+            // Users under this rule never write a victim (MariaDB 10.5+).
+            SinglePageFlush::WaitForCleaner => return Ok(()),
             SinglePageFlush::OwnSpace if self.doublewrite.is_some() => return Ok(()),
             SinglePageFlush::OwnSpace => vec![self.space(space_id)?],
             SinglePageFlush::AllDatafiles => {
@@ -584,11 +619,20 @@ impl Inner {
     }
 
     pub fn free_check(&self) -> Result<()> {
+        // When this writer was first held up for redo space.
+        let mut stall_started_us: Option<TimeUs> = None;
         for _ in 0..FREE_CHECK_ROUNDS_MAX {
             self.check_poison()?;
             let check = self.core.lock().pool.redo_free_check();
+            if !matches!(check, FreeCheck::Proceed) && stall_started_us.is_none() {
+                stall_started_us = Some(self.now_us());
+            }
             match check {
                 FreeCheck::Proceed => {
+                    if let Some(started) = stall_started_us {
+                        let stall_us = self.now_us().saturating_sub(started);
+                        self.core.lock().pool.note_user_stall(StallKind::RedoSpace, stall_us);
+                    }
                     // log_checkpoint_margin: past the async checkpoint age
                     // the writer checkpoints itself (the core decides).
                     let due = self.core.lock().pool.checkpoint_due(self.now_us());

@@ -14,7 +14,7 @@
 //! | `FixOutcome::Miss` | read + verify the page into the frame under its exclusive latch, `complete_read` (or `fail_read` and return the error) |
 //! | `FixOutcome::WaitRead` | wait on the I/O condvar until the read completed, ask again (same attempt) |
 //! | `FixOutcome::SyncReplacementWrite` | write the victim now (doublewrite if on), ask again with `attempt + 1` |
-//! | `FixOutcome::NoFrame` | wait 1 ms, ask again with `attempt + 1`; give up after a bound |
+//! | `FixOutcome::NoFrame` | deliver a cleaner wake, wait 1 ms, ask again with `attempt + 1`; give up after a bound of waits with no cleaner write in flight |
 //! | `FreeCheck::SyncFlush` | write those pages now, check again |
 //! | `FreeCheck::WaitForFlush` | wait for a write completion, check again |
 //! | `CleanerAction::Write` | copy each page under a shared latch, WAL, write the batch, `complete_write` |

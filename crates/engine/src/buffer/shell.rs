@@ -123,6 +123,12 @@ impl BufferPoolShell {
         self.inner.snapshot()
     }
 
+    /// Every user stall so far, as a histogram of single stalls
+    /// (cumulative; `Histogram::since` gives a window's).
+    pub fn stall_histogram(&self) -> flushwise_core::histogram::Histogram {
+        self.inner.core.lock().pool.stall_histogram().clone()
+    }
+
     /// The per-second snapshots recorded so far (oldest first, bounded).
     pub fn metrics_history(&self) -> Vec<MetricsSnapshot> {
         self.inner.metrics.lock().iter().cloned().collect()

@@ -31,7 +31,7 @@ pub mod codec;
 pub mod driver;
 pub mod engine_store;
 pub mod export;
-pub mod histogram;
+pub use flushwise_core::histogram;
 pub mod load;
 pub mod random;
 pub mod schema;

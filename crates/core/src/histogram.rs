@@ -80,6 +80,21 @@ impl Histogram {
         self.sum_us += other.sum_us;
     }
 
+    /// What was recorded after `earlier`, a copy of this histogram taken
+    /// before (counts subtract; the maximum is the later one's, an upper bound).
+    pub fn since(&self, earlier: &Histogram) -> Histogram {
+        let mut out = self.clone();
+        for (a, b) in out.counts.iter_mut().zip(&earlier.counts) {
+            *a = a.saturating_sub(*b);
+        }
+        out.total = self.total.saturating_sub(earlier.total);
+        out.sum_us = self.sum_us.saturating_sub(earlier.sum_us);
+        if out.total == 0 {
+            out.max_us = 0;
+        }
+        out
+    }
+
     pub fn clear(&mut self) {
         self.counts.iter_mut().for_each(|c| *c = 0);
         self.total = 0;
@@ -145,5 +160,22 @@ mod tests {
         assert!((p99 - 9900.0).abs() / 9900.0 < 0.01, "{p99}");
         assert_eq!(h.quantile_us(1.0), 10_000);
         assert_eq!(h.count(), 10_000);
+    }
+
+    #[test]
+    fn since_keeps_only_the_later_samples() {
+        let mut h = Histogram::new();
+        for _ in 0..1000 {
+            h.record(10);
+        }
+        let earlier = h.clone();
+        for _ in 0..100 {
+            h.record(5_000);
+        }
+        let window = h.since(&earlier);
+        assert_eq!(window.count(), 100);
+        assert!((window.quantile_us(0.5) as f64 - 5000.0).abs() < 50.0);
+        assert_eq!(window.mean_us().round(), 5000.0);
+        assert_eq!(h.since(&h).count(), 0);
     }
 }

@@ -1,0 +1,779 @@
+//! An index over LRU positions: which frame is the first from the tail
+//! that a user could evict, or write for a single-page flush, and how many
+//! pages a walk from the tail examines to reach it, without the walk.
+//!
+//! InnoDB finds a victim by walking the LRU from its tail
+//! (`buf_LRU_free_from_common_LRU_list`, `buf_flush_single_page_from_LRU`),
+//! and the number of pages walked is a statistic policies read (NP_clean,
+//! NP_dirty). The pool keeps those walks' results exactly but answers them
+//! here in O(log n).
+//!
+//! # Model
+//! The LRU is its young sublist followed by its old sublist (the tail is the
+//! old tail). Each sublist only ever gains pages at its two ends: a new page
+//! enters at the head of the old sublist (the midpoint) or, below
+//! `lru_old_min_len`, of the young one; a page made young enters at the
+//! young head; `rebalance_old` moves the young tail to the old head or the
+//! old head to the young tail. Pages leave from anywhere. So each sublist is
+//! a deque with holes, and labels that only decrease at its head and only
+//! increase at its tail keep its order without ever relabelling a page
+//! between ends: a page's label is its *slot* in an array of `capacity`
+//! slots; the first page at either end of an exhausted array moves every
+//! page of that sublist to the middle again, keeping their order
+//! (`recompact`, amortized O(1): at least `capacity / 4` pushes apart).
+//!
+//! Per sublist the index keeps one bit per slot in use with a Fenwick tree
+//! over the bit words' counts, so the pages between a slot and the tail
+//! (its rank) are O(log n) to count, and per victim flag a bitset with
+//! summary levels (a bit per non-zero word below), so the last flagged slot
+//! below a given one is a few word scans away.
+//!
+//! A flag a frame gains is recorded at once ([`LruIndex::note_flags`]); a
+//! flag it loses may stay until a search meets the frame, finds it stale and
+//! clears it ([`LruIndex::set_flags`]). Most flag changes are a hit's fix (a
+//! clean page stops being replaceable) and its unfix (it is again): with the
+//! flag left standing in between, the pair costs one byte compare. A search
+//! checks each flagged frame it meets against the frame itself anyway, so
+//! stale flags change its cost, never its answer.
+//!
+//! # Invariants (checked by [`LruIndex::check`])
+//! 1. The slots in use of a sublist, in increasing order, hold exactly that
+//!    sublist's frames from head to tail; each lies in `lo..hi`; each frame
+//!    on the LRU knows its sublist and slot; every other slot holds `NIL`.
+//!    A frame off the LRU has no place and no flags.
+//! 2. The Fenwick tree sums the bits in use of each word; `len` counts them.
+//! 3. A flag bit is set exactly for the slots in use whose frame holds the
+//!    flag; a summary bit is set exactly for the non-zero words below it.
+//! 4. A frame's flags include every victim flag the frame has (they may
+//!    hold more: stale flags not yet cleared by a search).
+
+use crate::list::NIL;
+
+/// The frame is clean, unfixed through the core and has no I/O
+/// (`buf_flush_ready_for_replace`): a clean-victim scan stops here unless
+/// a fast-hit shell vetoes it.
+pub(super) const REPLACEABLE: u8 = 1;
+/// The frame is dirty, has no I/O and no core fix (`buf_flush_ready_for_flush`
+/// for `BUF_FLUSH_SINGLE_PAGE`): a single-page flush writes it unless a
+/// fast-hit shell holds a pin on it.
+pub(super) const SINGLE_PAGE_FLUSHABLE: u8 = 2;
+/// Every victim flag, in the order of `Deque::flagged`.
+const VICTIM_FLAGS: [u8; 2] = [REPLACEABLE, SINGLE_PAGE_FLUSHABLE];
+
+/// The two sublists of the LRU, head to tail: young, then old.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Sublist {
+    Young = 0,
+    Old = 1,
+}
+
+/// Where a frame on the LRU sits: its sublist and slot (`NIL` slot: off).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Place {
+    slot: u32,
+    sublist: Sublist,
+}
+
+impl Place {
+    const OFF_LRU: Place = Place {
+        slot: NIL,
+        sublist: Sublist::Young,
+    };
+}
+
+/// A bitset with summary levels: bit `i` of level `k + 1` is set iff word
+/// `i` of level `k` is non-zero; the top level is one word.
+#[derive(Clone, Debug)]
+struct SummaryBits {
+    levels: Vec<Vec<u64>>,
+}
+
+impl SummaryBits {
+    fn new(bits: usize) -> Self {
+        let mut levels = Vec::new();
+        let mut width = bits.max(1);
+        loop {
+            let words = width.div_ceil(64);
+            levels.push(vec![0; words]);
+            if words == 1 {
+                break;
+            }
+            width = words;
+        }
+        Self { levels }
+    }
+
+    fn get(&self, bit: u32) -> bool {
+        self.levels[0][bit as usize / 64] & (1 << (bit % 64)) != 0
+    }
+
+    fn set(&mut self, bit: u32) {
+        let mut i = bit as usize;
+        for level in &mut self.levels {
+            let word = &mut level[i / 64];
+            let was_zero = *word == 0;
+            *word |= 1 << (i % 64);
+            if !was_zero {
+                break;
+            }
+            i /= 64;
+        }
+    }
+
+    fn clear(&mut self, bit: u32) {
+        let mut i = bit as usize;
+        for level in &mut self.levels {
+            let word = &mut level[i / 64];
+            *word &= !(1 << (i % 64));
+            if *word != 0 {
+                break;
+            }
+            i /= 64;
+        }
+    }
+
+    fn clear_all(&mut self) {
+        for level in &mut self.levels {
+            level.fill(0);
+        }
+    }
+
+    /// The highest set bit at or below `bit`.
+    fn last_at_or_below(&self, bit: u32) -> Option<u32> {
+        let mut level = 0;
+        let mut i = bit as usize;
+        // Climb until a word holds a set bit at or below the position...
+        let found = loop {
+            let below = if i % 64 == 63 {
+                u64::MAX
+            } else {
+                (1u64 << (i % 64 + 1)) - 1
+            };
+            let word = self.levels[level][i / 64] & below;
+            if word != 0 {
+                break (i / 64) * 64 + 63 - word.leading_zeros() as usize;
+            }
+            if i < 64 || level + 1 == self.levels.len() {
+                return None;
+            }
+            // ...looking at the words wholly below this one, a level up.
+            i = i / 64 - 1;
+            level += 1;
+        };
+        // ...then descend along the highest set bits.
+        let mut i = found;
+        while level > 0 {
+            level -= 1;
+            let word = self.levels[level][i];
+            debug_assert_ne!(word, 0, "summary bit without a set bit below");
+            i = i * 64 + 63 - word.leading_zeros() as usize;
+        }
+        Some(i as u32)
+    }
+}
+
+/// One sublist: its frames by slot, which slots are in use (with counts)
+/// and which hold each victim flag.
+#[derive(Clone, Debug)]
+struct Deque {
+    /// The frame in each slot; `NIL` where none.
+    frames: Vec<u32>,
+    /// One bit a slot: in use.
+    used: Vec<u64>,
+    /// Fenwick tree over `used`'s words (node `i` at index `i - 1`): their
+    /// set bits, so the slots in use below any slot sum in O(log n).
+    used_counts: Vec<u32>,
+    /// Per victim flag (as `VICTIM_FLAGS`): the slots whose frame holds it.
+    flagged: [SummaryBits; 2],
+    /// Every slot in use lies in `lo..hi`; the next head push takes
+    /// `lo - 1`, the next tail push `hi`.
+    lo: u32,
+    hi: u32,
+    len: u32,
+}
+
+impl Deque {
+    fn new(capacity: u32) -> Self {
+        let words = capacity as usize / 64;
+        Self {
+            frames: vec![NIL; capacity as usize],
+            used: vec![0; words],
+            used_counts: vec![0; words],
+            flagged: [SummaryBits::new(capacity as usize), SummaryBits::new(capacity as usize)],
+            lo: capacity / 2,
+            hi: capacity / 2,
+            len: 0,
+        }
+    }
+
+    fn capacity(&self) -> u32 {
+        self.frames.len() as u32
+    }
+
+    fn add_used(&mut self, word: usize, delta: i32) {
+        let mut node = word + 1;
+        while node <= self.used_counts.len() {
+            self.used_counts[node - 1] = self.used_counts[node - 1].wrapping_add_signed(delta);
+            node += node & node.wrapping_neg();
+        }
+    }
+
+    /// Slots in use below `slot`.
+    fn used_below(&self, slot: u32) -> u32 {
+        let word = slot as usize / 64;
+        let mut sum = (self.used[word] & ((1u64 << (slot % 64)) - 1)).count_ones();
+        let mut node = word;
+        while node > 0 {
+            sum += self.used_counts[node - 1];
+            node &= node - 1;
+        }
+        sum
+    }
+
+    /// The Fenwick tree of the current `used` words, built in O(words).
+    fn rebuild_used_counts(&mut self) {
+        for (count, word) in self.used_counts.iter_mut().zip(&self.used) {
+            *count = word.count_ones();
+        }
+        let n = self.used_counts.len();
+        for node in 1..=n {
+            let parent = node + (node & node.wrapping_neg());
+            if parent <= n {
+                self.used_counts[parent - 1] += self.used_counts[node - 1];
+            }
+        }
+    }
+
+    fn put(&mut self, slot: u32, frame: u32, flags: u8) {
+        debug_assert_eq!(self.frames[slot as usize], NIL, "slot {slot} taken");
+        self.frames[slot as usize] = frame;
+        self.used[slot as usize / 64] |= 1 << (slot % 64);
+        self.add_used(slot as usize / 64, 1);
+        for (bits, flag) in self.flagged.iter_mut().zip(VICTIM_FLAGS) {
+            if flags & flag != 0 {
+                bits.set(slot);
+            }
+        }
+        self.len += 1;
+    }
+
+    fn take(&mut self, slot: u32, flags: u8) {
+        debug_assert_ne!(self.frames[slot as usize], NIL, "slot {slot} empty");
+        self.frames[slot as usize] = NIL;
+        self.used[slot as usize / 64] &= !(1 << (slot % 64));
+        self.add_used(slot as usize / 64, -1);
+        for (bits, flag) in self.flagged.iter_mut().zip(VICTIM_FLAGS) {
+            if flags & flag != 0 {
+                bits.clear(slot);
+            }
+        }
+        self.len -= 1;
+        if self.len == 0 {
+            self.lo = self.capacity() / 2;
+            self.hi = self.lo;
+        } else if slot == self.lo {
+            self.lo += 1;
+        } else if slot + 1 == self.hi {
+            self.hi -= 1;
+        }
+    }
+
+    /// The frames in use, head to tail.
+    fn members(&self) -> Vec<u32> {
+        let mut out = Vec::with_capacity(self.len as usize);
+        for (w, &word) in self.used.iter().enumerate() {
+            let mut bits = word;
+            while bits != 0 {
+                let slot = w * 64 + bits.trailing_zeros() as usize;
+                out.push(self.frames[slot]);
+                bits &= bits - 1;
+            }
+        }
+        out
+    }
+}
+
+/// The index over LRU positions. See the module documentation.
+pub(super) struct LruIndex {
+    /// Per frame: its place on the LRU.
+    places: Vec<Place>,
+    /// Per frame: the victim flags the index holds for it (a byte a frame,
+    /// so the check a fix or unfix makes stays in the first-level cache).
+    flags: Vec<u8>,
+    /// Young, then old.
+    deques: [Deque; 2],
+}
+
+impl LruIndex {
+    pub(super) fn new(frames: u32) -> Self {
+        // Twice the frames (a sublist never holds more than all of them),
+        // whole words, at most what a u32 slot can name.
+        let capacity = (u64::from(frames) * 2)
+            .next_multiple_of(64)
+            .clamp(128, u64::from(u32::MAX - 63));
+        let capacity = capacity as u32;
+        Self {
+            places: vec![Place::OFF_LRU; frames as usize],
+            flags: vec![0; frames as usize],
+            deques: [Deque::new(capacity), Deque::new(capacity)],
+        }
+    }
+
+    /// Frames on the LRU.
+    pub(super) fn len(&self) -> u32 {
+        self.deques[0].len + self.deques[1].len
+    }
+
+    pub(super) fn contains(&self, frame: u32) -> bool {
+        self.places[frame as usize].slot != NIL
+    }
+
+    fn place(&mut self, frame: u32, sublist: Sublist, slot: u32, flags: u8) {
+        self.deques[sublist as usize].put(slot, frame, flags);
+        self.places[frame as usize] = Place { slot, sublist };
+        self.flags[frame as usize] = flags;
+    }
+
+    /// Puts `frame` at the head of `sublist` with victim `flags`.
+    pub(super) fn push_head(&mut self, frame: u32, sublist: Sublist, flags: u8) {
+        assert!(!self.contains(frame), "frame {frame} already in the LRU index");
+        if self.deques[sublist as usize].lo == 0 {
+            self.recompact(sublist);
+        }
+        let deque = &mut self.deques[sublist as usize];
+        deque.lo -= 1;
+        let slot = deque.lo;
+        self.place(frame, sublist, slot, flags);
+    }
+
+    /// Puts `frame` at the tail of `sublist` with victim `flags`.
+    pub(super) fn push_tail(&mut self, frame: u32, sublist: Sublist, flags: u8) {
+        assert!(!self.contains(frame), "frame {frame} already in the LRU index");
+        if self.deques[sublist as usize].hi == self.deques[sublist as usize].capacity() {
+            self.recompact(sublist);
+        }
+        let deque = &mut self.deques[sublist as usize];
+        let slot = deque.hi;
+        deque.hi += 1;
+        self.place(frame, sublist, slot, flags);
+    }
+
+    /// Takes `frame` off the LRU.
+    pub(super) fn remove(&mut self, frame: u32) {
+        let place = self.places[frame as usize];
+        assert_ne!(place.slot, NIL, "frame {frame} not in the LRU index");
+        self.deques[place.sublist as usize].take(place.slot, self.flags[frame as usize]);
+        self.places[frame as usize] = Place::OFF_LRU;
+        self.flags[frame as usize] = 0;
+    }
+
+    /// `rebalance_old` moved `frame` across the midpoint: from the old head
+    /// to the young tail, or from the young tail to the old head.
+    pub(super) fn move_across_midpoint(&mut self, frame: u32) {
+        let place = self.places[frame as usize];
+        let flags = self.flags[frame as usize];
+        self.remove(frame);
+        match place.sublist {
+            Sublist::Old => self.push_tail(frame, Sublist::Young, flags),
+            Sublist::Young => self.push_head(frame, Sublist::Old, flags),
+        }
+    }
+
+    /// Moves every page of `sublist` to the middle of its slots, in order.
+    fn recompact(&mut self, sublist: Sublist) {
+        let members = self.deques[sublist as usize].members();
+        let deque = &mut self.deques[sublist as usize];
+        let (lo, hi) = (deque.lo as usize, deque.hi as usize);
+        deque.frames[lo..hi].fill(NIL);
+        deque.used.fill(0);
+        for bits in &mut deque.flagged {
+            bits.clear_all();
+        }
+        let start = (deque.capacity() - deque.len) / 2;
+        for (i, &frame) in members.iter().enumerate() {
+            let slot = start + i as u32;
+            deque.frames[slot as usize] = frame;
+            deque.used[slot as usize / 64] |= 1 << (slot % 64);
+            let flags = self.flags[frame as usize];
+            for (bits, flag) in deque.flagged.iter_mut().zip(VICTIM_FLAGS) {
+                if flags & flag != 0 {
+                    bits.set(slot);
+                }
+            }
+            self.places[frame as usize].slot = slot;
+        }
+        deque.rebuild_used_counts();
+        deque.lo = start;
+        deque.hi = start + deque.len;
+    }
+
+    /// The frame's victim flags are now `flags`: a flag it gained is
+    /// recorded at once, flags it lost may stay (stale) until a search
+    /// clears them with [`Self::set_flags`].
+    pub(super) fn note_flags(&mut self, frame: u32, flags: u8) {
+        if flags & !self.flags[frame as usize] != 0 {
+            self.set_flags(frame, flags);
+        }
+    }
+
+    /// Sets `frame`'s victim flags exactly.
+    pub(super) fn set_flags(&mut self, frame: u32, flags: u8) {
+        let place = self.places[frame as usize];
+        debug_assert_ne!(place.slot, NIL, "flags of frame {frame} off the LRU");
+        let held = self.flags[frame as usize];
+        if held == flags {
+            return;
+        }
+        self.flags[frame as usize] = flags;
+        let deque = &mut self.deques[place.sublist as usize];
+        for (bits, flag) in deque.flagged.iter_mut().zip(VICTIM_FLAGS) {
+            if (held ^ flags) & flag != 0 {
+                if flags & flag != 0 {
+                    bits.set(place.slot);
+                } else {
+                    bits.clear(place.slot);
+                }
+            }
+        }
+    }
+
+    /// The first frame from the tail holding `flag`, closer to the head
+    /// than `after` (from the tail itself when `None`), and its rank from
+    /// the tail (1 = the tail): the pages a walk from the tail examines up
+    /// to and including it. `None` if there is none.
+    pub(super) fn first_from_tail(&self, flag: u8, after: Option<u32>) -> Option<(u32, u32)> {
+        let which = VICTIM_FLAGS.iter().position(|&f| f == flag);
+        debug_assert!(which.is_some(), "{flag} is not one victim flag");
+        let which = which?;
+        let (mut sublist, mut below) = match after {
+            None => (Sublist::Old, self.deques[Sublist::Old as usize].hi),
+            Some(frame) => {
+                let place = self.places[frame as usize];
+                debug_assert_ne!(place.slot, NIL, "search after frame {frame} off the LRU");
+                (place.sublist, place.slot)
+            }
+        };
+        loop {
+            let deque = &self.deques[sublist as usize];
+            if let Some(slot) = below
+                .checked_sub(1)
+                .and_then(|b| deque.flagged[which].last_at_or_below(b))
+            {
+                let frame = deque.frames[slot as usize];
+                let in_sublist = deque.len - deque.used_below(slot);
+                let rank = match sublist {
+                    Sublist::Old => in_sublist,
+                    Sublist::Young => self.deques[Sublist::Old as usize].len + in_sublist,
+                };
+                return Some((frame, rank));
+            }
+            if sublist == Sublist::Young {
+                return None;
+            }
+            sublist = Sublist::Young;
+            below = self.deques[Sublist::Young as usize].hi;
+        }
+    }
+
+    /// Panics unless the invariants of the module documentation hold for
+    /// an LRU of `young` then `old` (each head to tail) whose frames have
+    /// `flags_of` flags (which the index's flags must include).
+    pub(super) fn check(&self, young: &[u32], old: &[u32], flags_of: impl Fn(u32) -> u8) {
+        assert_eq!(self.len() as usize, young.len() + old.len(), "LRU index: length");
+        let mut on_lru = vec![false; self.places.len()];
+        for (sublist, expected) in [(Sublist::Young, young), (Sublist::Old, old)] {
+            let deque = &self.deques[sublist as usize];
+            // 1. order, places and bounds
+            assert_eq!(deque.members(), expected, "LRU index: {sublist:?} sublist order");
+            assert_eq!(deque.len as usize, expected.len(), "LRU index: {sublist:?} length");
+            for (slot, &frame) in deque.frames.iter().enumerate() {
+                let slot = slot as u32;
+                let in_use = deque.used[slot as usize / 64] & (1 << (slot % 64)) != 0;
+                if !in_use {
+                    assert_eq!(frame, NIL, "LRU index: unused {sublist:?} slot {slot} names a frame");
+                    for bits in &deque.flagged {
+                        assert!(!bits.get(slot), "LRU index: unused {sublist:?} slot {slot} flagged");
+                    }
+                    continue;
+                }
+                assert!(
+                    deque.lo <= slot && slot < deque.hi,
+                    "LRU index: {sublist:?} slot {slot} out of bounds"
+                );
+                assert_eq!(
+                    self.places[frame as usize],
+                    Place { slot, sublist },
+                    "LRU index: place of frame {frame}"
+                );
+                on_lru[frame as usize] = true;
+                // 3. flag bits; 4. the frame's flags are all held
+                let held = self.flags[frame as usize];
+                for (bits, flag) in deque.flagged.iter().zip(VICTIM_FLAGS) {
+                    assert_eq!(
+                        bits.get(slot),
+                        held & flag != 0,
+                        "LRU index: flag {flag} bit of frame {frame}"
+                    );
+                }
+                let actual = flags_of(frame);
+                assert_eq!(held & actual, actual, "LRU index: victim flags of frame {frame}");
+            }
+            // 2. counts
+            let mut rebuilt = deque.clone();
+            rebuilt.rebuild_used_counts();
+            assert_eq!(
+                rebuilt.used_counts, deque.used_counts,
+                "LRU index: {sublist:?} slot counts"
+            );
+            // 3. summaries
+            for bits in &deque.flagged {
+                for k in 1..bits.levels.len() {
+                    for (i, &word) in bits.levels[k - 1].iter().enumerate() {
+                        let summary = bits.levels[k][i / 64] & (1 << (i % 64)) != 0;
+                        assert_eq!(summary, word != 0, "LRU index: summary bit {i} at level {k}");
+                    }
+                }
+            }
+        }
+        for (frame, &listed) in on_lru.iter().enumerate() {
+            if !listed {
+                assert_eq!(
+                    self.places[frame],
+                    Place::OFF_LRU,
+                    "LRU index: frame {frame} off the LRU has a place"
+                );
+                assert_eq!(self.flags[frame], 0, "LRU index: frame {frame} off the LRU has flags");
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The reference: each sublist as a vector from head to tail of
+    /// (frame, flags the index holds).
+    #[derive(Default)]
+    struct Model {
+        young: Vec<(u32, u8)>,
+        old: Vec<(u32, u8)>,
+    }
+
+    impl Model {
+        /// The LRU from the tail: old reversed, then young reversed.
+        fn tail_to_head(&self) -> Vec<(u32, u8)> {
+            self.old.iter().rev().chain(self.young.iter().rev()).copied().collect()
+        }
+
+        fn first_from_tail(&self, flag: u8, after: Option<u32>) -> Option<(u32, u32)> {
+            let order = self.tail_to_head();
+            let start = match after {
+                None => 0,
+                Some(frame) => order.iter().position(|m| m.0 == frame)? + 1,
+            };
+            order
+                .iter()
+                .enumerate()
+                .skip(start)
+                .find(|(_, (_, flags))| flags & flag != 0)
+                .map(|(i, (frame, _))| (*frame, i as u32 + 1))
+        }
+
+        fn entry(&mut self, nth: u32) -> Option<&mut (u32, u8)> {
+            let len = self.young.len() + self.old.len();
+            if len == 0 {
+                return None;
+            }
+            let i = nth as usize % len;
+            if i < self.young.len() {
+                Some(&mut self.young[i])
+            } else {
+                Some(&mut self.old[i - self.young.len()])
+            }
+        }
+    }
+
+    #[derive(Clone, Debug)]
+    enum IndexOp {
+        PushHead {
+            old: bool,
+            flags: u8,
+        },
+        PushTail {
+            old: bool,
+            flags: u8,
+        },
+        /// Remove the `nth % len` frame from the head.
+        Remove {
+            nth: u32,
+        },
+        /// Move the old head to the young tail, or the young tail to the old head.
+        AcrossMidpoint {
+            from_old: bool,
+        },
+        /// Re-flag the `nth % len` frame: exactly, or lazily (`note_flags`).
+        SetFlags {
+            nth: u32,
+            flags: u8,
+            exact: bool,
+        },
+    }
+
+    fn index_op() -> impl Strategy<Value = IndexOp> {
+        prop_oneof![
+            3 => (any::<bool>(), 0u8..4).prop_map(|(old, flags)| IndexOp::PushHead { old, flags }),
+            1 => (any::<bool>(), 0u8..4).prop_map(|(old, flags)| IndexOp::PushTail { old, flags }),
+            3 => any::<u32>().prop_map(|nth| IndexOp::Remove { nth }),
+            2 => any::<bool>().prop_map(|from_old| IndexOp::AcrossMidpoint { from_old }),
+            3 => (any::<u32>(), 0u8..4, any::<bool>()).prop_map(|(nth, flags, exact)| IndexOp::SetFlags { nth, flags, exact }),
+        ]
+    }
+
+    fn apply(index: &mut LruIndex, model: &mut Model, free: &mut Vec<u32>, op: &IndexOp) {
+        match *op {
+            IndexOp::PushHead { old, flags } | IndexOp::PushTail { old, flags } => {
+                let Some(frame) = free.pop() else { return };
+                let head = matches!(op, IndexOp::PushHead { .. });
+                let sublist = if old { Sublist::Old } else { Sublist::Young };
+                let list = if old { &mut model.old } else { &mut model.young };
+                if head {
+                    index.push_head(frame, sublist, flags);
+                    list.insert(0, (frame, flags));
+                } else {
+                    index.push_tail(frame, sublist, flags);
+                    list.push((frame, flags));
+                }
+            }
+            IndexOp::Remove { nth } => {
+                let Some(&mut (frame, _)) = model.entry(nth) else {
+                    return;
+                };
+                model.young.retain(|m| m.0 != frame);
+                model.old.retain(|m| m.0 != frame);
+                index.remove(frame);
+                free.push(frame);
+            }
+            IndexOp::AcrossMidpoint { from_old } => {
+                if from_old && !model.old.is_empty() {
+                    let entry = model.old.remove(0);
+                    index.move_across_midpoint(entry.0);
+                    model.young.push(entry);
+                } else if !from_old {
+                    if let Some(entry) = model.young.pop() {
+                        index.move_across_midpoint(entry.0);
+                        model.old.insert(0, entry);
+                    }
+                }
+            }
+            IndexOp::SetFlags { nth, flags, exact } => {
+                let Some(entry) = model.entry(nth) else { return };
+                if exact {
+                    entry.1 = flags;
+                    index.set_flags(entry.0, flags);
+                } else {
+                    if flags & !entry.1 != 0 {
+                        entry.1 = flags;
+                    }
+                    index.note_flags(entry.0, flags);
+                }
+            }
+        }
+    }
+
+    fn check_against(index: &LruIndex, model: &Model) -> Result<(), TestCaseError> {
+        let young: Vec<u32> = model.young.iter().map(|m| m.0).collect();
+        let old: Vec<u32> = model.old.iter().map(|m| m.0).collect();
+        let held = |frame: u32| {
+            model
+                .young
+                .iter()
+                .chain(&model.old)
+                .find(|m| m.0 == frame)
+                .map_or(0, |m| m.1)
+        };
+        index.check(&young, &old, held);
+        prop_assert_eq!(index.len() as usize, young.len() + old.len());
+        let afters = std::iter::once(None).chain(model.tail_to_head().into_iter().map(|m| Some(m.0)));
+        for after in afters {
+            for flag in VICTIM_FLAGS {
+                prop_assert_eq!(
+                    index.first_from_tail(flag, after),
+                    model.first_from_tail(flag, after),
+                    "flag {} after {:?}",
+                    flag,
+                    after
+                );
+            }
+        }
+        Ok(())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+        /// Pushes at both ends of both sublists, moves across the midpoint,
+        /// removals anywhere and flag changes (many enough to exhaust the
+        /// slots and recompact): the index answers every search as a walk
+        /// from the tail of the two vectors does.
+        #[test]
+        fn index_answers_like_a_walk_from_the_lru_tail(frames in 1u32..80, ops in proptest::collection::vec(index_op(), 1..600)) {
+            let mut index = LruIndex::new(frames);
+            let mut model = Model::default();
+            let mut free: Vec<u32> = (0..frames).rev().collect();
+            for op in &ops {
+                apply(&mut index, &mut model, &mut free, op);
+                check_against(&index, &model)?;
+            }
+        }
+    }
+
+    #[test]
+    fn summary_bits_find_the_last_set_bit_at_or_below() {
+        let mut bits = SummaryBits::new(300_000);
+        assert_eq!(bits.levels.len(), 4);
+        assert_eq!(bits.last_at_or_below(299_999), None);
+        for bit in [0, 63, 64, 4_095, 4_096, 262_143, 262_144, 299_999] {
+            bits.set(bit);
+        }
+        assert_eq!(bits.last_at_or_below(299_999), Some(299_999));
+        assert_eq!(bits.last_at_or_below(299_998), Some(262_144));
+        assert_eq!(bits.last_at_or_below(262_143), Some(262_143));
+        assert_eq!(bits.last_at_or_below(262_142), Some(4_096));
+        assert_eq!(bits.last_at_or_below(4_095), Some(4_095));
+        assert_eq!(bits.last_at_or_below(4_094), Some(64));
+        assert_eq!(bits.last_at_or_below(63), Some(63));
+        assert_eq!(bits.last_at_or_below(62), Some(0));
+        bits.clear(0);
+        assert_eq!(bits.last_at_or_below(62), None);
+        bits.clear(4_096);
+        bits.clear(4_095);
+        assert_eq!(bits.last_at_or_below(262_142), Some(64));
+    }
+
+    #[test]
+    fn midpoint_and_head_pushes_give_ranks_from_the_tail() {
+        let mut index = LruIndex::new(8);
+        // Young 0 1, old 2 3 (head to tail).
+        index.push_head(1, Sublist::Young, 0);
+        index.push_head(0, Sublist::Young, 0);
+        index.push_head(3, Sublist::Old, SINGLE_PAGE_FLUSHABLE);
+        index.push_head(2, Sublist::Old, 0);
+        // A page at the midpoint: young 0 1, old 4 2 3.
+        index.push_head(4, Sublist::Old, REPLACEABLE);
+        assert_eq!(index.first_from_tail(REPLACEABLE, None), Some((4, 3)));
+        assert_eq!(index.first_from_tail(SINGLE_PAGE_FLUSHABLE, None), Some((3, 1)));
+        index.set_flags(1, REPLACEABLE);
+        assert_eq!(index.first_from_tail(REPLACEABLE, Some(4)), Some((1, 4)));
+        // The old head crosses to the young tail: young 0 1 4, old 2 3.
+        index.move_across_midpoint(4);
+        assert_eq!(index.first_from_tail(REPLACEABLE, None), Some((4, 3)));
+        index.remove(3);
+        assert_eq!(index.first_from_tail(REPLACEABLE, None), Some((4, 2)));
+        assert_eq!(index.first_from_tail(SINGLE_PAGE_FLUSHABLE, None), None);
+        index.check(&[0, 1, 4], &[2], |frame| match frame {
+            1 | 4 => REPLACEABLE,
+            _ => 0,
+        });
+    }
+}

@@ -1,0 +1,76 @@
+//! `tpcc crash`'s rounds: one SIGKILL of a TPC-C run and the timed
+//! recovery that followed, and their JSON lines, CSV and table.
+
+use serde::Serialize;
+
+use crate::render::{flatten, render_table, Csv};
+
+/// One crash and its recovery.
+#[derive(Serialize)]
+pub struct CrashRound {
+    pub round: u32,
+    pub policy: String,
+    pub killed_after_s: f64,
+    /// Wall time of the reopen, s.
+    pub recovery_s: f64,
+    pub redo_bytes_applied: u64,
+    pub records_applied: u64,
+    pub losers_rolled_back: u64,
+    pub pages_repaired_from_doublewrite: u64,
+    /// Redo applied per second of recovery, MB/s.
+    pub redo_apply_mb_per_s: f64,
+    pub max_recovery_s: Option<f64>,
+    pub within_bound: Option<bool>,
+}
+
+pub fn json_lines(rounds: &[CrashRound]) -> Result<String, String> {
+    let mut out = String::new();
+    for r in rounds {
+        out.push_str(&serde_json::to_string(r).map_err(|e| format!("cannot encode a round: {e}"))?);
+        out.push('\n');
+    }
+    Ok(out)
+}
+
+pub fn csv(rounds: &[CrashRound]) -> String {
+    let mut csv = Csv::default();
+    for r in rounds {
+        csv.push(flatten(r));
+    }
+    csv.render()
+}
+
+pub fn table(rounds: &[CrashRound]) -> String {
+    let header: Vec<String> = [
+        "round",
+        "killed after s",
+        "recovery s",
+        "redo bytes applied",
+        "records applied",
+        "losers",
+        "redo MB/s",
+        "bound",
+    ]
+    .map(String::from)
+    .to_vec();
+    let rows: Vec<Vec<String>> = rounds
+        .iter()
+        .map(|r| {
+            vec![
+                r.round.to_string(),
+                format!("{:.1}", r.killed_after_s),
+                format!("{:.2}", r.recovery_s),
+                r.redo_bytes_applied.to_string(),
+                r.records_applied.to_string(),
+                r.losers_rolled_back.to_string(),
+                format!("{:.1}", r.redo_apply_mb_per_s),
+                match (r.max_recovery_s, r.within_bound) {
+                    (Some(b), Some(true)) => format!("held ({b} s)"),
+                    (Some(b), _) => format!("PAST ({b} s)"),
+                    _ => "-".to_string(),
+                },
+            ]
+        })
+        .collect();
+    render_table(&header, &rows)
+}
