@@ -6,7 +6,7 @@
 # 352 MiB pool holding seconds of misses, a 2 GiB redo log), each policy
 # warmed up until its tuned parameters hold still, then measured 60 s. The
 # first run prepares the database (~2.7 GB) in ./flushwise-data and later
-# runs reuse it; it needs about 8 GB free and takes about 20 minutes. Extra arguments go to
+# runs reuse it; it needs about 8 GB free and takes about 30 minutes. Extra arguments go to
 # `flushwise compare` (`--preset paper-regime-quick`, `--preset small-pool`,
 # `--preset in-memory`; `--help`
 # lists them). The simulator's comparison is `flushwise sim compare`.

@@ -99,7 +99,7 @@ pub const COMPARE_PRESETS: &[ComparePreset] = &[
     },
     ComparePreset {
         name: "paper-regime-quick",
-        about: "paper-regime with a fixed 60 s warm-up: ~9 minutes, self-tuning not yet converged",
+        about: "paper-regime with a fixed 60 s warm-up: ~12 minutes, self-tuning not yet converged",
         warehouses: 30,
         buffer_pool: "352MiB",
         redo: Some("2GiB"),
@@ -108,7 +108,7 @@ pub const COMPARE_PRESETS: &[ComparePreset] = &[
     },
     ComparePreset {
         name: "paper-warmup",
-        about: "paper-regime with a fixed 8-minute warm-up for every policy (~30 minutes)",
+        about: "paper-regime with a fixed 8-minute warm-up for every policy (~40 minutes)",
         warehouses: 30,
         buffer_pool: "352MiB",
         redo: Some("2GiB"),
