@@ -91,92 +91,63 @@ const SINGLE_PAGE_FLUSH_DOC: &str = "what a user that finds no clean victim does
 const LRU_WRITTEN_PAGES_DOC: &str = "pages the LRU batch wrote stay on the LRU, clean, or are evicted when written";
 const PREFLUSH_ADVANCE_DOC: &str = "how far a writer past the sync margin flushes: 2x or 1x the excess age";
 
+/// The four free-page-path parameters with the given defaults (one
+/// declaration; each version below differs only in its defaults).
+const fn path_params(
+    user_scan_depth: ParamValue,
+    single_page_flush: &'static str,
+    lru_written_pages: &'static str,
+    preflush_advance: &'static str,
+) -> [ParamDecl; 4] {
+    [
+        ParamDecl {
+            key: "user_scan_depth",
+            ty: USER_SCAN_DEPTH_TYPE,
+            default: user_scan_depth,
+            doc: USER_SCAN_DEPTH_DOC,
+        },
+        ParamDecl::choice(
+            "single_page_flush",
+            single_page_flush,
+            SINGLE_PAGE_FLUSH_CHOICES,
+            SINGLE_PAGE_FLUSH_DOC,
+        ),
+        ParamDecl::choice(
+            "lru_written_pages",
+            lru_written_pages,
+            LRU_WRITTEN_PAGES_CHOICES,
+            LRU_WRITTEN_PAGES_DOC,
+        ),
+        ParamDecl::choice(
+            "preflush_advance",
+            preflush_advance,
+            PREFLUSH_ADVANCE_CHOICES,
+            PREFLUSH_ADVANCE_DOC,
+        ),
+    ]
+}
+
 /// The free-page-path parameters of a policy that stands for 5.6, with
 /// MySQL 5.6.15's values as defaults ([`FreePagePath::MYSQL_5_6_15`]).
-pub const PARAMS: &[ParamDecl] = &[
-    ParamDecl {
-        key: "user_scan_depth",
-        ty: USER_SCAN_DEPTH_TYPE,
-        default: ParamValue::Name("lru_scan_depth"),
-        doc: USER_SCAN_DEPTH_DOC,
-    },
-    ParamDecl::choice(
-        "single_page_flush",
-        "own_space",
-        SINGLE_PAGE_FLUSH_CHOICES,
-        SINGLE_PAGE_FLUSH_DOC,
-    ),
-    ParamDecl::choice(
-        "lru_written_pages",
-        "stay",
-        LRU_WRITTEN_PAGES_CHOICES,
-        LRU_WRITTEN_PAGES_DOC,
-    ),
-    ParamDecl::choice(
-        "preflush_advance",
-        "twice",
-        PREFLUSH_ADVANCE_CHOICES,
-        PREFLUSH_ADVANCE_DOC,
-    ),
-];
+pub const PARAMS: &[ParamDecl] = &path_params(ParamValue::Name("lru_scan_depth"), "own_space", "stay", "twice");
 
 /// The same parameters with MySQL 8.0's values as defaults
 /// ([`FreePagePath::MYSQL_8_0`]).
-pub const PARAMS_MYSQL_8_0: &[ParamDecl] = &[
-    ParamDecl {
-        key: "user_scan_depth",
-        ty: USER_SCAN_DEPTH_TYPE,
-        default: ParamValue::Int(SEARCH_SCAN_THRESHOLD_57 as u64),
-        doc: USER_SCAN_DEPTH_DOC,
-    },
-    ParamDecl::choice(
-        "single_page_flush",
-        "own_space",
-        SINGLE_PAGE_FLUSH_CHOICES,
-        SINGLE_PAGE_FLUSH_DOC,
-    ),
-    ParamDecl::choice(
-        "lru_written_pages",
-        "evict",
-        LRU_WRITTEN_PAGES_CHOICES,
-        LRU_WRITTEN_PAGES_DOC,
-    ),
-    ParamDecl::choice(
-        "preflush_advance",
-        "once",
-        PREFLUSH_ADVANCE_CHOICES,
-        PREFLUSH_ADVANCE_DOC,
-    ),
-];
+pub const PARAMS_MYSQL_8_0: &[ParamDecl] = &path_params(
+    ParamValue::Int(SEARCH_SCAN_THRESHOLD_57 as u64),
+    "own_space",
+    "evict",
+    "once",
+);
 
 /// The same parameters with MariaDB 10.5+'s values as defaults
 /// ([`FreePagePath::MARIADB_10_5`]).
-pub const PARAMS_MARIADB_10_5: &[ParamDecl] = &[
-    ParamDecl {
-        key: "user_scan_depth",
-        ty: USER_SCAN_DEPTH_TYPE,
-        default: ParamValue::Int(SEARCH_SCAN_THRESHOLD_57 as u64),
-        doc: USER_SCAN_DEPTH_DOC,
-    },
-    ParamDecl::choice(
-        "single_page_flush",
-        "wait_for_cleaner",
-        SINGLE_PAGE_FLUSH_CHOICES,
-        SINGLE_PAGE_FLUSH_DOC,
-    ),
-    ParamDecl::choice(
-        "lru_written_pages",
-        "evict",
-        LRU_WRITTEN_PAGES_CHOICES,
-        LRU_WRITTEN_PAGES_DOC,
-    ),
-    ParamDecl::choice(
-        "preflush_advance",
-        "once",
-        PREFLUSH_ADVANCE_CHOICES,
-        PREFLUSH_ADVANCE_DOC,
-    ),
-];
+pub const PARAMS_MARIADB_10_5: &[ParamDecl] = &path_params(
+    ParamValue::Int(SEARCH_SCAN_THRESHOLD_57 as u64),
+    "wait_for_cleaner",
+    "evict",
+    "once",
+);
 
 /// How deep a user's first clean-victim scan goes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -40,7 +40,7 @@
 //!    27,606 NOPM (mean read 901 us), of one batch latency 28,994, of half
 //!    one 30,404, of 32 pages 31,148 (778 us) with the same I/O per
 //!    transaction; LRU chunks of up to 1,024 pages instead of 100 cost 6%
-//!    at 51.2 MiB. Hence chunks of at most [`LRU_CHUNK_MAX_PAGES`].
+//!    at 51.2 MiB. Hence InnoDB's chunks of [`LRU_CHUNK_PAGES`].
 //!    Tried and left out: evicting the clean pages within a window of the
 //!    tail before writing a dirty one (CFLRU, Park et al. 2006, what a
 //!    5.6.15 user's Pscan-deep first scan does). At 409.6 MiB it cut I/O
@@ -99,10 +99,8 @@
 //! `age_start <= age_target <= max_modified_age_async`; the learned
 //! figures are finite and non-negative.
 
-use crate::buffer_pool::{BufferPool, LruMode, WakeThresholds};
-use crate::free_page_path::{
-    FreePagePath, FreePageRule, LruWrittenPages, PreflushAdvance, SinglePageFlush, UserScanDepth,
-};
+use crate::buffer_pool::{BufferPool, WakeThresholds};
+use crate::free_page_path::{FreePagePath, FreePageRule, UserScanDepth};
 use crate::params::{ParamDecl, ParamSet};
 use crate::policy::{
     FlushListPlan, FlushPolicy, IterationPlan, IterationReport, Plan, PolicyCtx, PolicyEntry, Sleep, FLUSH_BATCH_PAGES,
@@ -129,9 +127,6 @@ pub const TICK_US: TimeUs = 100_000;
 pub const FLUSH_SLICE_US: TimeUs = 50_000;
 /// Past the asynchronous margin a flush-list slice is this many ordinary ones.
 pub const URGENT_SLICE_FACTOR: u32 = 4;
-/// Most dirty pages one LRU chunk writes before waiting: InnoDB's 100
-/// (larger chunks measured slower, rule 3).
-pub const LRU_CHUNK_MAX_PAGES: u32 = LRU_CHUNK_PAGES;
 /// Share of the recovery bound the estimate may use.
 pub const RECOVERY_BUDGET_SHARE: f64 = 0.8;
 /// The learned write capacity decays toward new observations with this
@@ -239,7 +234,6 @@ pub struct Flushwise {
     flush_capped: bool,
     last_end_us: Option<TimeUs>,
     counters_at_last_end: Option<PoolCounters>,
-    lru_chunk_pages: u32,
 }
 
 impl Flushwise {
@@ -264,7 +258,6 @@ impl Flushwise {
             flush_capped: false,
             last_end_us: None,
             counters_at_last_end: None,
-            lru_chunk_pages: LRU_CHUNK_PAGES,
         }
     }
 
@@ -364,7 +357,7 @@ impl Flushwise {
         if pages == 0 || r.flushing_time_us == 0 {
             return;
         }
-        let batches = r.np_lru.div_ceil(self.lru_chunk_pages.max(1)) + r.np_flush.div_ceil(FLUSH_BATCH_PAGES);
+        let batches = r.np_lru.div_ceil(LRU_CHUNK_PAGES) + r.np_flush.div_ceil(FLUSH_BATCH_PAGES);
         let latency = r.flushing_time_us as f64 / f64::from(batches.max(1));
         self.batch_latency_us = if self.batch_latency_us == 0.0 {
             latency
@@ -461,19 +454,13 @@ impl FlushPolicy for Flushwise {
         self.watermarks(ctx);
         let free = ctx.pool.free_len();
         let shortfall = self.free_high.saturating_sub(free);
-        self.lru_chunk_pages = shortfall.clamp(LRU_CHUNK_PAGES, LRU_CHUNK_MAX_PAGES);
-        let (high, chunk) = (self.free_high, self.lru_chunk_pages);
+        let high = self.free_high;
         if shortfall > 0 {
             ctx.decide("refill_free_list", || {
-                format!("|free|={free} < free_high={high}: LRU phase in chunks of {chunk}")
+                format!("|free|={free} < free_high={high}: LRU phase in chunks of {LRU_CHUNK_PAGES}")
             });
         }
-        Plan::Flush(IterationPlan {
-            lru_scan_depth: if shortfall > 0 { self.free_high } else { 0 },
-            lru_mode: LruMode::EvictToFree,
-            lru_chunk_pages: self.lru_chunk_pages,
-            ..IterationPlan::innodb(0)
-        })
+        Plan::Flush(IterationPlan::innodb(if shortfall > 0 { high } else { 0 }))
     }
 
     fn plan_flush_list(&mut self, ctx: &mut PolicyCtx<'_>) -> FlushListPlan {
@@ -611,9 +598,7 @@ impl FlushPolicy for Flushwise {
     fn free_page_rule(&self) -> Option<FreePageRule> {
         let path = FreePagePath {
             user_scan_depth: UserScanDepth::LruScanDepth,
-            single_page_flush: SinglePageFlush::OwnSpace,
-            lru_written_pages: LruWrittenPages::EvictOnCompletion,
-            preflush_advance: PreflushAdvance::Excess,
+            ..FreePagePath::MYSQL_5_7
         };
         Some(path.resolve(self.free_high.max(LRU_CHUNK_PAGES)))
     }
@@ -623,8 +608,9 @@ impl FlushPolicy for Flushwise {
 mod tests {
     //! One test per rule of the module documentation.
     use super::*;
-    use crate::buffer_pool::{BufferPoolConfig, FixIntent, FixOutcome};
+    use crate::buffer_pool::{BufferPoolConfig, FixIntent, FixOutcome, LruMode};
     use crate::decision_log::DecisionLog;
+    use crate::free_page_path::{LruWrittenPages, PreflushAdvance};
     use crate::types::PageId;
 
     const FRAMES: u32 = 4096;
@@ -742,10 +728,7 @@ mod tests {
         let (plan, rules) = with_ctx(&pool, 1, |ctx| fw.plan(ctx));
         let Plan::Flush(plan) = plan else { panic!("{plan:?}") };
         assert_eq!(plan.lru_scan_depth, fw.free_high());
-        assert_eq!(
-            plan.lru_chunk_pages,
-            fw.free_high().clamp(LRU_CHUNK_PAGES, LRU_CHUNK_MAX_PAGES)
-        );
+        assert_eq!(plan.lru_chunk_pages, LRU_CHUNK_PAGES);
         assert_eq!(plan.lru_mode, LruMode::EvictToFree);
         assert!(rules.contains(&"refill_free_list"), "{rules:?}");
         // With the free list full there is no LRU phase.
@@ -784,7 +767,6 @@ mod tests {
     fn rule4_the_device_capacity_and_batch_latency_are_learned_from_completed_writes() {
         let pool = pool();
         let mut fw = Flushwise::new(FlushwiseConfig::default());
-        fw.lru_chunk_pages = 100;
         with_ctx(&pool, 0, |ctx| fw.end_iteration(ctx, &iteration(10_000, 200, 0)));
         assert_eq!(fw.batch_latency_us(), 5_000.0, "two chunks of 100 in 10 ms");
         assert_eq!(fw.write_pages_per_s(), 20_000.0);
