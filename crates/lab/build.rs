@@ -33,5 +33,9 @@ fn main() {
     if let Some(common) = git(&["rev-parse", "--git-common-dir"]) {
         println!("cargo:rerun-if-changed={common}/refs/heads");
     }
+    // And when any source of the workspace changes, so an edited, not yet
+    // committed tree is labelled `-dirty` (cargo walks the directory's
+    // files for their modification times).
+    println!("cargo:rerun-if-changed=../../crates");
     println!("cargo:rerun-if-changed=build.rs");
 }

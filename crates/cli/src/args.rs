@@ -15,6 +15,7 @@ use flushwise_core::policy::PolicySpec;
 use flushwise_lab::engine_compare::{compare_preset, ComparePreset};
 use flushwise_sim::units::{parse_duration_us, parse_size_bytes};
 use flushwise_sim::{SimConfig, WorkloadSpec};
+use flushwise_tpcc_model::TpccMix;
 
 /// `--preset`: one of the lab's named `compare` setups.
 fn preset_parser() -> impl clap::builder::TypedValueParser<Value = &'static ComparePreset> {
@@ -62,6 +63,52 @@ pub enum Command {
     /// Page-reference traces: record, export, inspect.
     #[command(subcommand)]
     Trace(TraceCommand),
+    /// The lab: the papers' experiments, the tuned oracle and the
+    /// own-policy matrix, each one command.
+    #[command(subcommand)]
+    Lab(LabCommand),
+}
+
+#[derive(Subcommand, Debug)]
+pub enum LabCommand {
+    /// Every experiment: name, what it reproduces, shell and scale.
+    List(LabListArgs),
+    /// Runs one experiment into `--out` (CSV, plot); finished runs of the
+    /// matrix and the oracle are cached and skipped when run again.
+    Run(LabRunArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct LabListArgs {
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+}
+
+/// What `lab run` prints on stdout.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LabOutput {
+    /// The report with its verdicts.
+    Table,
+    /// Only the experiment's main CSV (the report goes to stderr).
+    Csv,
+}
+
+#[derive(Args, Debug)]
+pub struct LabRunArgs {
+    /// An experiment name from `flushwise lab list`.
+    pub name: String,
+    /// Paper scale (hours) instead of the default.
+    #[arg(long)]
+    pub full: bool,
+    #[arg(long, value_name = "DIR", default_value = "results")]
+    pub out: PathBuf,
+    /// Runs in parallel (default: available cores).
+    #[arg(long)]
+    pub jobs: Option<usize>,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    #[arg(long, value_enum, default_value = "table")]
+    pub output: LabOutput,
 }
 
 #[derive(Subcommand, Debug)]
@@ -110,6 +157,10 @@ pub struct SimArgs {
     /// TPC-C scale factor.
     #[arg(long, default_value_t = 10)]
     pub warehouses: u32,
+    /// TPC-C transaction mix: standard (45/43/4/4/4) or read-mostly
+    /// (10/6/40/4/40: 80 % Order-Status and Stock-Level).
+    #[arg(long, default_value = "standard")]
+    pub mix: String,
     /// Database connections (agents); a trace brings its own.
     #[arg(long, default_value_t = 20)]
     pub connections: u32,
@@ -250,6 +301,7 @@ impl SimArgs {
         let workload = match (self.workload, &self.trace) {
             (WorkloadKind::Tpcc, None) => WorkloadSpec::Tpcc {
                 warehouses: self.warehouses,
+                mix: TpccMix::parse(&self.mix).map_err(|e| format!("--mix: {e}"))?,
             },
             (WorkloadKind::Tpcc, Some(_)) => {
                 return Err("--trace is only accepted with --workload trace".into());

@@ -8,6 +8,8 @@
 //! - `sim compare`: the same configuration per policy, side by side;
 //! - `sim experiment`: the papers' experiment grids, scaled or full;
 //! - `sim bench`: simulated buffer requests per wall-clock second;
+//! - `lab list | run`: every experiment by name, the tuned oracle and the
+//!   own-policy matrix among them;
 //! - `trace record-model | oracle-general | info`;
 //! - `policies`: every policy and its declared parameters.
 //!
@@ -21,6 +23,7 @@ mod args;
 mod compare_cmd;
 mod crash_cmd;
 mod engine_opts;
+mod lab_cmd;
 mod sim_cmd;
 mod tpcc_cmd;
 mod trace_cmd;
@@ -29,7 +32,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-use args::{Cli, Command, SimCommand, TpccCommand, TraceCommand};
+use args::{Cli, Command, LabCommand, SimCommand, TpccCommand, TraceCommand};
 
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
@@ -60,6 +63,8 @@ fn main() -> ExitCode {
         Command::Tpcc(TpccCommand::Crash(a)) => crash_cmd::crash(&a),
         Command::Tpcc(TpccCommand::Export(a)) => tpcc_cmd::export(&a),
         Command::Compare(a) => compare_cmd::command(&a),
+        Command::Lab(LabCommand::List(a)) => lab_cmd::list(&a),
+        Command::Lab(LabCommand::Run(a)) => lab_cmd::run(&a),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

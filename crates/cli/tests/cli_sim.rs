@@ -379,3 +379,45 @@ fn free_page_path_parameters_are_named_and_checked() {
     let o = sim("run", &["--policy", "self-tuning:lru_written_pages=sometimes"]);
     assert_one_error_line(&o, &["lru_written_pages", "stay (5.6.15)", "evict (5.7+)"]);
 }
+
+#[test]
+fn lab_list_names_the_papers_grids_the_oracle_and_the_matrix() {
+    let o = flushwise(&["lab", "list"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    for name in ["000-exp1-ssd", "002-table4", "oracle", "own-policy-matrix", "36 cells"] {
+        assert!(text.contains(name), "missing {name}: {text}");
+    }
+    let o = flushwise(&["lab", "run", "own-policy-matrx"]);
+    assert_one_error_line(&o, &["own-policy-matrx", "own-policy-matrix", "oracle"]);
+}
+
+#[test]
+fn lab_run_of_a_paper_grid_with_csv_output_puts_only_the_csv_on_stdout() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = dir.path().to_string_lossy().into_owned();
+    let o = flushwise(&["lab", "run", "002-table4", "--out", &out, "--output", "csv"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(text.starts_with("experiment,scale,setup,policy_label,"), "{text}");
+    assert_eq!(text.lines().count(), 4, "{text}");
+    assert!(stderr(&o).contains("Wang & Bunt"), "the report goes to stderr");
+}
+
+#[test]
+fn sim_run_read_mostly_mix_draws_mostly_read_only_transactions() {
+    let o = sim("run", &["--mix", "read-mostly", "--output", "json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let last = stdout(&o).lines().last().map(str::to_owned).unwrap_or_default();
+    let v: Value = serde_json::from_str(&last).expect("a JSON result line");
+    let mix = v["mix_pct"].as_array().expect("mix_pct");
+    let share = |name: &str| {
+        mix.iter()
+            .find(|p| p[0] == name)
+            .and_then(|p| p[1].as_f64())
+            .unwrap_or(0.0)
+    };
+    assert!(share("order_status") + share("stock_level") > 60.0, "{mix:?}");
+    let o = sim("run", &["--mix", "olap"]);
+    assert_one_error_line(&o, &["--mix", "olap", "read-mostly"]);
+}

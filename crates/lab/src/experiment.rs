@@ -147,9 +147,7 @@ fn lee_ssd_scale(full: bool) -> Scale {
 
 fn lee_base(warehouses: u64, pool_bytes: u64, redo_bytes: u64, device: &str, seed: u64) -> SimConfig {
     SimConfig {
-        workload: WorkloadSpec::Tpcc {
-            warehouses: warehouses.max(1) as u32,
-        },
+        workload: WorkloadSpec::tpcc(warehouses.max(1) as u32),
         connections: 20,
         buffer_pool_bytes: pool_bytes,
         redo_bytes,
@@ -167,7 +165,7 @@ fn lee_base(warehouses: u64, pool_bytes: u64, redo_bytes: u64, device: &str, see
 /// Pool bytes at most the database's size: the simulator refuses a pool
 /// larger than the data (Exp. 2's smallest database fits in the pool).
 fn clamp_pool(config: &mut SimConfig) -> Option<String> {
-    let WorkloadSpec::Tpcc { warehouses } = config.workload else {
+    let WorkloadSpec::Tpcc { warehouses, .. } = config.workload else {
         return None;
     };
     let model = TpccModel::new(TpccModelConfig {
@@ -341,9 +339,7 @@ fn build(name: &str, full: bool, seed: u64) -> Result<Experiment, String> {
             // neither the pool size nor the agent count: 1 GiB (about a fifth
             // of the data) and 20 agents are our choice.
             let mut config = SimConfig {
-                workload: WorkloadSpec::Tpcc {
-                    warehouses: (50 / scale.divisor).max(1) as u32,
-                },
+                workload: WorkloadSpec::tpcc((50 / scale.divisor).max(1) as u32),
                 connections: 20,
                 buffer_pool_bytes: GIB / scale.divisor,
                 redo_bytes: GIB / scale.divisor,

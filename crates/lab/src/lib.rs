@@ -11,6 +11,9 @@
 //! - [`database`]: a prepared TPC-C database directory (manifest, free
 //!   space, the per-policy copy);
 //! - [`render`]: tables, CSV and JSON lines from results;
+//! - [`own_policy_matrix`]: every policy and the tuned oracle (a grid
+//!   search over 5.6's fixed knobs) over devices x sizes x loads;
+//! - [`plot`]: figures as SVG (plotters);
 //! - [`sim_bench`]: simulated buffer requests per wall-clock second;
 //! - [`steady`]: when an engine run's warm-up may end (fixed, or once the
 //!   policy's tuned parameters hold still).
@@ -24,6 +27,8 @@ pub mod database;
 pub mod engine_compare;
 pub mod engine_run;
 pub mod experiment;
+pub mod own_policy_matrix;
+pub mod plot;
 pub mod render;
 pub mod sim_bench;
 pub mod sim_runner;

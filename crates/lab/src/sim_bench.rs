@@ -38,7 +38,7 @@ fn bench_policy() -> flushwise_core::policy::PolicySpec {
 
 fn base_config() -> SimConfig {
     SimConfig {
-        workload: WorkloadSpec::Tpcc { warehouses: WAREHOUSES },
+        workload: WorkloadSpec::tpcc(WAREHOUSES),
         connections: AGENTS,
         buffer_pool_bytes: 64 << 20,
         warmup_us: 0,
@@ -131,7 +131,7 @@ pub fn run(requests: u64, out: &mut dyn Write) -> Result<(), String> {
     // almost the whole database, where misses and synchronous writes are
     // rare: the gap between (b) and (c) is the cost of the miss path.
     let hot = SimConfig {
-        workload: WorkloadSpec::Tpcc { warehouses: 1 },
+        workload: WorkloadSpec::tpcc(1),
         buffer_pool_bytes: 96 << 20,
         ..base_config()
     };

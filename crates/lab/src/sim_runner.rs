@@ -110,3 +110,45 @@ pub fn run_many(configs: Vec<(String, SimConfig)>, jobs: usize) -> Vec<Result<Ru
         })
         .collect()
 }
+
+/// Runs every configuration on up to `jobs` threads, handing each outcome
+/// to `done` as it finishes (in completion order), under one progress bar
+/// with an ETA for the whole batch: for grids of hundreds of short runs,
+/// where a bar per run would be noise and a result kept per run would
+/// hold every run's rows in memory.
+pub fn run_each<F>(configs: Vec<SimConfig>, jobs: usize, label: &str, done: F)
+where
+    F: Fn(&SimConfig, Result<RunOutput, String>) + Sync,
+{
+    let n = configs.len();
+    if n == 0 {
+        return;
+    }
+    let jobs = jobs.clamp(1, n);
+    let total = progress_enabled().then(|| {
+        let bar = ProgressBar::with_draw_target(Some(n as u64), ProgressDrawTarget::stderr());
+        let style = ProgressStyle::with_template("{prefix:>24} [{bar:30}] {pos}/{len} runs {elapsed}/{eta}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> ");
+        bar.set_style(style);
+        bar.set_prefix(label.to_string());
+        bar
+    });
+    let next = AtomicUsize::new(0);
+    std::thread::scope(|scope| {
+        for _ in 0..jobs {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(config) = configs.get(i) else { break };
+                let out = run_one(config.clone(), None);
+                done(config, out);
+                if let Some(bar) = &total {
+                    bar.inc(1);
+                }
+            });
+        }
+    });
+    if let Some(bar) = total {
+        bar.finish_and_clear();
+    }
+}

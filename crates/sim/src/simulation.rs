@@ -183,9 +183,12 @@ impl Simulation {
     pub fn new(config: SimConfig, commit: impl Into<String>) -> Result<Self, String> {
         config.validate()?;
         let workload: Box<dyn Workload> = match &config.workload {
-            WorkloadSpec::Tpcc { warehouses } => {
-                Box::new(TpccWorkload::new(*warehouses, config.page_size_bytes, config.seed)?)
-            }
+            WorkloadSpec::Tpcc { warehouses, mix } => Box::new(TpccWorkload::new(
+                *warehouses,
+                *mix,
+                config.page_size_bytes,
+                config.seed,
+            )?),
             WorkloadSpec::Trace { path } => {
                 let trace = TraceWorkload::open(path)?;
                 if trace.summary().page_size_bytes != config.page_size_bytes {
@@ -839,7 +842,7 @@ impl Simulation {
             doublewrite: self.config.doublewrite,
             flush_log_at_trx_commit: None,
             warehouses: match self.config.workload {
-                WorkloadSpec::Tpcc { warehouses } => warehouses,
+                WorkloadSpec::Tpcc { warehouses, .. } => warehouses,
                 WorkloadSpec::Trace { .. } => 0,
             },
             connections: self.agents.len() as u32,

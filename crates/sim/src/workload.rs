@@ -17,7 +17,7 @@ use std::io::BufReader;
 use std::path::{Path, PathBuf};
 
 use flushwise_core::PageId;
-use flushwise_tpcc_model::{Table, TpccModel, TpccModelConfig, Xoshiro256StarStar};
+use flushwise_tpcc_model::{Table, TpccMix, TpccModel, TpccModelConfig, Xoshiro256StarStar};
 use flushwise_trace::{TraceEvent, TraceReader, TraceRecord};
 
 /// A source of transactions for agents.
@@ -73,11 +73,12 @@ pub struct TpccWorkload {
 }
 
 impl TpccWorkload {
-    pub fn new(warehouses: u32, page_size_bytes: u32, seed: u64) -> Result<Self, String> {
+    pub fn new(warehouses: u32, mix: TpccMix, page_size_bytes: u32, seed: u64) -> Result<Self, String> {
         let model = TpccModel::new(TpccModelConfig {
             warehouses,
             page_size_bytes,
             seed,
+            mix,
             ..TpccModelConfig::default()
         })
         .map_err(|e| format!("--warehouses {warehouses}: {e}"))?;

@@ -9,7 +9,7 @@ use flushwise_trace::{TraceHeader, TraceWriter};
 
 fn small(policy: &str, seed: u64) -> SimConfig {
     SimConfig {
-        workload: WorkloadSpec::Tpcc { warehouses: 2 },
+        workload: WorkloadSpec::tpcc(2),
         connections: 8,
         buffer_pool_bytes: 16 << 20,
         redo_bytes: 64 << 20,

@@ -71,6 +71,81 @@ pub struct TpccModelConfig {
     /// ten terminals per warehouse over its connections), so that is the
     /// default; `HomePerAgent` binds agent `a` to warehouse `a % W + 1`.
     pub warehouse_choice: WarehouseChoice,
+    /// Which transaction types are drawn, in what proportion.
+    pub mix: TpccMix,
+}
+
+/// The proportions of the five transaction types.
+///
+/// `Standard` is TPC-C's (clause 5.2.3 minimums as drivers run them:
+/// New-Order 45, Payment 43, Order-Status 4, Delivery 4, Stock-Level 4).
+/// `ReadMostly` is not in the specification: it is the own-policy matrix's
+/// read-mostly load (issue #12), 80 % of the transactions read-only
+/// (Order-Status 40, Stock-Level 40) and the rest the writing types in
+/// TPC-C's own proportions scaled down (New-Order 10, Payment 6,
+/// Delivery 4). The page references of each type are unchanged.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum TpccMix {
+    #[default]
+    Standard,
+    ReadMostly,
+}
+
+impl TpccMix {
+    /// Every mix, for error messages.
+    pub const ALL: [TpccMix; 2] = [TpccMix::Standard, TpccMix::ReadMostly];
+
+    /// Percent of New-Order, Payment, Order-Status, Delivery, Stock-Level;
+    /// sums to 100.
+    pub const fn percent(self) -> [u32; 5] {
+        match self {
+            TpccMix::Standard => [45, 43, 4, 4, 4],
+            TpccMix::ReadMostly => [10, 6, 40, 4, 40],
+        }
+    }
+
+    /// The name the command line accepts.
+    pub const fn name(self) -> &'static str {
+        match self {
+            TpccMix::Standard => "standard",
+            TpccMix::ReadMostly => "read-mostly",
+        }
+    }
+
+    /// Parses a mix name: an error names what is accepted.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        Self::ALL.into_iter().find(|m| m.name() == text.trim()).ok_or_else(|| {
+            format!(
+                "unknown TPC-C mix '{text}': accepted are {}",
+                Self::ALL.map(|m| m.name()).join(", ")
+            )
+        })
+    }
+
+    /// The type a uniform draw in 0..100 selects.
+    fn pick(self, draw: u64) -> TxnType {
+        const TYPES: [TxnType; 5] = [
+            TxnType::NewOrder,
+            TxnType::Payment,
+            TxnType::OrderStatus,
+            TxnType::Delivery,
+            TxnType::StockLevel,
+        ];
+        let mut upper = 0u64;
+        for (txn_type, share) in TYPES.iter().zip(self.percent()) {
+            upper += u64::from(share);
+            if draw < upper {
+                return *txn_type;
+            }
+        }
+        TxnType::StockLevel
+    }
+}
+
+impl std::fmt::Display for TpccMix {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
 }
 
 /// How a transaction's home warehouse is chosen.
@@ -90,6 +165,7 @@ impl Default for TpccModelConfig {
             seed: 0,
             leaf_fill_percent: 80,
             warehouse_choice: WarehouseChoice::UniformPerTransaction,
+            mix: TpccMix::Standard,
         }
     }
 }
@@ -352,7 +428,8 @@ impl TpccModel {
         })
     }
 
-    /// Draws a transaction type from the mix (45/43/4/4/4) and generates it
+    /// Draws a transaction type from the configured mix (TPC-C's
+    /// 45/43/4/4/4 by default) and generates it
     /// for terminal `agent`.
     pub fn next_transaction(&mut self, agent: u32, rng: &mut impl Rng64) -> Vec<TraceRecord> {
         let mut out = Vec::with_capacity(256);
@@ -363,13 +440,7 @@ impl TpccModel {
     /// As [`TpccModel::next_transaction`], appending to `out`; returns the
     /// type drawn.
     pub fn fill_transaction(&mut self, agent: u32, rng: &mut impl Rng64, out: &mut Vec<TraceRecord>) -> TxnType {
-        let txn_type = match rng.below(100) {
-            0..=44 => TxnType::NewOrder,
-            45..=87 => TxnType::Payment,
-            88..=91 => TxnType::OrderStatus,
-            92..=95 => TxnType::Delivery,
-            _ => TxnType::StockLevel,
-        };
+        let txn_type = self.config.mix.pick(rng.below(100));
         self.fill_transaction_of(txn_type, agent, rng, out);
         txn_type
     }

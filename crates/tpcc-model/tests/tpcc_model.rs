@@ -4,7 +4,7 @@ use std::collections::HashMap;
 
 use flushwise_core::PageId;
 use flushwise_tpcc_model::{
-    nurand, Table, TpccModel, TpccModelConfig, TpccRefGen, WarehouseChoice, Xoshiro256StarStar,
+    nurand, Table, TpccMix, TpccModel, TpccModelConfig, TpccRefGen, WarehouseChoice, Xoshiro256StarStar,
 };
 use flushwise_trace::{TraceEvent, TraceHeader, TraceRecord, TraceWriter, TxnType};
 
@@ -36,9 +36,15 @@ fn same_seed_gives_a_byte_identical_trace() {
     assert_ne!(a, c);
 }
 
-#[test]
-fn mix_matches_45_43_4_4_4_over_20k_transactions() {
-    let mut gen = TpccRefGen::new(model(2, 7), 20, 20_000);
+fn assert_mix_over_20k_transactions(mix: TpccMix, expected: [f64; 5]) {
+    let model = TpccModel::new(TpccModelConfig {
+        warehouses: 2,
+        seed: 7,
+        mix,
+        ..TpccModelConfig::default()
+    })
+    .unwrap();
+    let mut gen = TpccRefGen::new(model, 20, 20_000);
     let mut begins = [0u64; 5];
     for r in gen.by_ref() {
         if let TraceEvent::TxnBegin { txn_type } = r.event {
@@ -46,11 +52,24 @@ fn mix_matches_45_43_4_4_4_over_20k_transactions() {
         }
     }
     assert_eq!(begins, gen.model().stats().txns);
-    let expected = [45.0, 43.0, 4.0, 4.0, 4.0];
     for (i, &n) in begins.iter().enumerate() {
         let pct = n as f64 / 200.0;
-        assert!((pct - expected[i]).abs() < 1.2, "type {i}: {pct:.2} %");
+        assert!((pct - expected[i]).abs() < 1.2, "{mix} type {i}: {pct:.2} %");
     }
+}
+
+#[test]
+fn mix_matches_45_43_4_4_4_over_20k_transactions() {
+    assert_mix_over_20k_transactions(TpccMix::Standard, [45.0, 43.0, 4.0, 4.0, 4.0]);
+}
+
+#[test]
+fn read_mostly_mix_draws_80_percent_read_only_transactions() {
+    assert_eq!(TpccMix::ReadMostly.percent().iter().sum::<u32>(), 100);
+    assert_mix_over_20k_transactions(TpccMix::ReadMostly, [10.0, 6.0, 40.0, 4.0, 40.0]);
+    assert_eq!(TpccMix::parse("read-mostly"), Ok(TpccMix::ReadMostly));
+    let err = TpccMix::parse("olap").unwrap_err();
+    assert!(err.contains("standard, read-mostly"), "{err}");
 }
 
 #[test]
