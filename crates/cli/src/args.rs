@@ -95,18 +95,8 @@ pub enum LabOutput {
 
 #[derive(Args, Debug)]
 pub struct LabRunArgs {
-    /// An experiment name from `flushwise lab list`.
-    pub name: String,
-    /// Paper scale (hours) instead of the default.
-    #[arg(long)]
-    pub full: bool,
-    #[arg(long, value_name = "DIR", default_value = "results")]
-    pub out: PathBuf,
-    /// Runs in parallel (default: available cores).
-    #[arg(long)]
-    pub jobs: Option<usize>,
-    #[arg(long, default_value_t = 1)]
-    pub seed: u64,
+    #[command(flatten)]
+    pub grid: ExperimentArgs,
     #[arg(long, value_enum, default_value = "table")]
     pub output: LabOutput,
 }
@@ -227,9 +217,12 @@ pub struct CompareArgs {
     pub jobs: Option<usize>,
 }
 
+/// An experiment grid by name, its scale, where to, how parallel
+/// (`sim experiment`, `lab run`).
 #[derive(Args, Debug)]
 pub struct ExperimentArgs {
-    /// 000-exp1-ssd, 000-exp1-hdd, 000-exp2, 000-exp3, 002-table4, or list.
+    /// The experiment: `flushwise lab list` names them (`sim experiment`
+    /// takes the papers' grids and `list`).
     pub name: String,
     /// Paper scale (hours of simulation) instead of the scaled default.
     #[arg(long)]
@@ -241,6 +234,19 @@ pub struct ExperimentArgs {
     pub jobs: Option<usize>,
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+}
+
+impl ExperimentArgs {
+    /// The lab's request for these flags.
+    pub fn request(&self) -> flushwise_lab::experiment::ExperimentRequest {
+        flushwise_lab::experiment::ExperimentRequest {
+            name: self.name.clone(),
+            full: self.full,
+            seed: self.seed,
+            jobs: self.jobs,
+            out: self.out.clone(),
+        }
+    }
 }
 
 #[derive(Args, Debug)]

@@ -5,7 +5,7 @@
 
 use std::io::Write;
 
-use flushwise_lab::experiment::{self, ExperimentRequest};
+use flushwise_lab::experiment;
 use flushwise_lab::own_policy_matrix::{self as matrix, MatrixRequest};
 
 use crate::args::{LabListArgs, LabOutput, LabRunArgs};
@@ -46,7 +46,8 @@ pub fn list(args: &LabListArgs) -> Result<(), String> {
     .map_err(io_err)
 }
 
-pub fn run(args: &LabRunArgs) -> Result<(), String> {
+pub fn run(lab: &LabRunArgs) -> Result<(), String> {
+    let args = &lab.grid;
     let known: Vec<&str> = experiment::EXPERIMENTS
         .iter()
         .chain(LAB_EXPERIMENTS)
@@ -59,7 +60,7 @@ pub fn run(args: &LabRunArgs) -> Result<(), String> {
             known.join(", ")
         ));
     }
-    let csv_only = args.output == LabOutput::Csv;
+    let csv_only = lab.output == LabOutput::Csv;
     if args.name == matrix::MATRIX_NAME || args.name == matrix::ORACLE_NAME {
         let report = matrix::run(&MatrixRequest {
             name: args.name.clone(),
@@ -101,13 +102,7 @@ pub fn run(args: &LabRunArgs) -> Result<(), String> {
             std::io::stdout().lock().write_all(prose.as_bytes()).map_err(io_err)
         }
     } else {
-        let request = ExperimentRequest {
-            name: args.name.clone(),
-            full: args.full,
-            seed: args.seed,
-            jobs: args.jobs,
-            out: args.out.clone(),
-        };
+        let request = args.request();
         if csv_only {
             experiment::run(&request, &mut std::io::stderr().lock())?;
             let path = args.out.join(format!("{}.csv", args.name));

@@ -6,7 +6,7 @@ use flushwise_core::policy::PolicySpec;
 use flushwise_sim::SimConfig;
 
 use crate::args::{CompareArgs, ExperimentArgs, OutputFormat, RunArgs, SimArgs};
-use flushwise_lab::experiment::{self, ExperimentRequest};
+use flushwise_lab::experiment;
 use flushwise_lab::render::{self as output, write_file, Csv};
 use flushwise_lab::sim_runner::{self as runner, RunOutput};
 use flushwise_lab::COMMIT;
@@ -148,12 +148,5 @@ pub fn experiment(args: &ExperimentArgs) -> Result<(), String> {
     if args.name == "list" {
         return experiment::list(args.seed, &mut out);
     }
-    let request = ExperimentRequest {
-        name: args.name.clone(),
-        full: args.full,
-        seed: args.seed,
-        jobs: args.jobs,
-        out: args.out.clone(),
-    };
-    experiment::run(&request, &mut out)
+    experiment::run(&args.request(), &mut out)
 }

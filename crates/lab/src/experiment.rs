@@ -145,7 +145,10 @@ fn lee_ssd_scale(full: bool) -> Scale {
     }
 }
 
-fn lee_base(warehouses: u64, pool_bytes: u64, redo_bytes: u64, device: &str, seed: u64) -> SimConfig {
+/// Lee et al.'s setup (Table 3) at a size: 20 connections,
+/// `innodb_thread_concurrency` 16, 16 KiB pages, data and log each on its own
+/// `device`.
+pub(crate) fn lee_base(warehouses: u64, pool_bytes: u64, redo_bytes: u64, device: &str, seed: u64) -> SimConfig {
     SimConfig {
         workload: WorkloadSpec::tpcc(warehouses.max(1) as u32),
         connections: 20,

@@ -44,6 +44,7 @@ use flushwise_core::policy::{self, PolicySpec};
 use flushwise_sim::{SimConfig, WorkloadSpec};
 use flushwise_tpcc_model::{TpccMix, TpccModel, TpccModelConfig};
 
+use crate::experiment::lee_base;
 use crate::plot::{self, Panel, Series};
 use crate::render::{self, Csv};
 use crate::sim_runner as runner;
@@ -225,17 +226,10 @@ pub fn cells(full: bool, seed: u64) -> Result<Vec<Cell>, String> {
                     MatrixWorkload::InMemory => (data_bytes, sized, 100),
                     _ => (sized, scale.redo_bytes, size_pct),
                 };
+                // Lee et al.'s setup (20 connections, concurrency 16, 4
+                // cores), this cell's sizes, device and times.
                 let config = SimConfig {
                     workload: WorkloadSpec::Tpcc { warehouses, mix },
-                    connections: 20,
-                    buffer_pool_bytes: pool_bytes,
-                    redo_bytes,
-                    page_size_bytes: 16384,
-                    data_device: device.into(),
-                    log_device: device.into(),
-                    // innodb_thread_concurrency 16 and 4 cores, as the
-                    // Lee et al. experiments.
-                    thread_concurrency: 16,
                     cpu_cores: 4,
                     warmup_us: match (device, workload) {
                         (HDD, _) => scale.hdd_warmup_us,
@@ -252,8 +246,7 @@ pub fn cells(full: bool, seed: u64) -> Result<Vec<Cell>, String> {
                     } else {
                         scale.duration_us
                     },
-                    seed,
-                    ..SimConfig::default()
+                    ..lee_base(u64::from(warehouses), pool_bytes, redo_bytes, device, seed)
                 };
                 out.push(Cell {
                     name: format!("{device}/{}/{}-{size_pct}pct", workload.name(), workload.sized()),

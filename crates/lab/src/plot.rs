@@ -81,6 +81,32 @@ where
     Ok(())
 }
 
+/// One panel on `builder`'s area: axes over `x` and `y`, then its series
+/// (generic over a linear or logarithmic x axis).
+fn draw_panel<X>(
+    mut builder: ChartBuilder<'_, '_, SVGBackend<'_>>,
+    x: X,
+    y: std::ops::Range<f64>,
+    panel: &Panel,
+    y_label: &str,
+    color_of: &dyn Fn(&str) -> RGBColor,
+    path: &Path,
+) -> Result<(), String>
+where
+    X: plotters::coord::ranged1d::AsRangedCoord<Value = f64>,
+    X::CoordDescType: plotters::coord::ranged1d::ValueFormatter<f64>,
+{
+    let mut chart = builder.build_cartesian_2d(x, y).map_err(|e| plot_err(path, e))?;
+    chart
+        .configure_mesh()
+        .x_desc(&panel.x_label)
+        .y_desc(y_label)
+        .label_style(("sans-serif", 11))
+        .draw()
+        .map_err(|e| plot_err(path, e))?;
+    draw_series(&mut chart, &panel.series, color_of, path)
+}
+
 /// Draws `panels` in a grid of three columns into an SVG file at `path`,
 /// with one legend (series labels in first-seen order) under the grid.
 pub fn panels_svg(path: &Path, panels: &[Panel], y_label: &str) -> Result<(), String> {
@@ -139,29 +165,17 @@ pub fn panels_svg(path: &Path, panels: &[Panel], y_label: &str) -> Result<(), St
             .x_label_area_size(34)
             .y_label_area_size(48);
         if log_x {
-            let mut chart = builder
-                .build_cartesian_2d((x_lo..x_hi).log_scale(), y_lo..y_hi)
-                .map_err(|e| plot_err(path, e))?;
-            chart
-                .configure_mesh()
-                .x_desc(&panel.x_label)
-                .y_desc(y_label)
-                .label_style(("sans-serif", 11))
-                .draw()
-                .map_err(|e| plot_err(path, e))?;
-            draw_series(&mut chart, &panel.series, &color_of, path)?;
+            draw_panel(
+                builder,
+                (x_lo..x_hi).log_scale(),
+                y_lo..y_hi,
+                panel,
+                y_label,
+                &color_of,
+                path,
+            )?;
         } else {
-            let mut chart = builder
-                .build_cartesian_2d(x_lo..x_hi, y_lo..y_hi)
-                .map_err(|e| plot_err(path, e))?;
-            chart
-                .configure_mesh()
-                .x_desc(&panel.x_label)
-                .y_desc(y_label)
-                .label_style(("sans-serif", 11))
-                .draw()
-                .map_err(|e| plot_err(path, e))?;
-            draw_series(&mut chart, &panel.series, &color_of, path)?;
+            draw_panel(builder, x_lo..x_hi, y_lo..y_hi, panel, y_label, &color_of, path)?;
         }
     }
     // The legend: emphasized series first, then in first-seen order.

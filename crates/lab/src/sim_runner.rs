@@ -34,14 +34,20 @@ pub fn progress_enabled() -> bool {
     std::io::stderr().is_terminal()
 }
 
-fn bar(label: &str) -> ProgressBar {
-    let bar = ProgressBar::with_draw_target(Some(1000), ProgressDrawTarget::stderr());
-    let style = ProgressStyle::with_template("{prefix:>24} [{bar:30}] {percent:>3}% {elapsed}/{eta}")
+/// A bar on stderr of `len` steps, drawn with `template` after `label`.
+fn styled_bar(len: u64, template: &str, label: &str) -> ProgressBar {
+    let bar = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stderr());
+    let style = ProgressStyle::with_template(template)
         .unwrap_or_else(|_| ProgressStyle::default_bar())
         .progress_chars("=> ");
     bar.set_style(style);
     bar.set_prefix(label.to_string());
     bar
+}
+
+/// One run's bar: its share of simulated time, in thousandths.
+fn bar(label: &str) -> ProgressBar {
+    styled_bar(1000, "{prefix:>24} [{bar:30}] {percent:>3}% {elapsed}/{eta}", label)
 }
 
 /// Runs one configuration; `bar` (if any) follows the simulated time.
@@ -126,13 +132,11 @@ where
     }
     let jobs = jobs.clamp(1, n);
     let total = progress_enabled().then(|| {
-        let bar = ProgressBar::with_draw_target(Some(n as u64), ProgressDrawTarget::stderr());
-        let style = ProgressStyle::with_template("{prefix:>24} [{bar:30}] {pos}/{len} runs {elapsed}/{eta}")
-            .unwrap_or_else(|_| ProgressStyle::default_bar())
-            .progress_chars("=> ");
-        bar.set_style(style);
-        bar.set_prefix(label.to_string());
-        bar
+        styled_bar(
+            n as u64,
+            "{prefix:>24} [{bar:30}] {pos}/{len} runs {elapsed}/{eta}",
+            label,
+        )
     });
     let next = AtomicUsize::new(0);
     std::thread::scope(|scope| {
