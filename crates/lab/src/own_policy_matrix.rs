@@ -262,11 +262,6 @@ pub fn cells(full: bool, seed: u64) -> Result<Vec<Cell>, String> {
     Ok(out)
 }
 
-/// Every registered policy at its defaults.
-fn named_policies() -> Vec<PolicySpec> {
-    PolicySpec::all()
-}
-
 /// The oracle's grid: every (policy, Pscan, Pio).
 pub fn oracle_grid() -> Result<Vec<PolicySpec>, String> {
     let mut out = Vec::new();
@@ -556,7 +551,7 @@ pub fn run(request: &MatrixRequest) -> Result<MatrixReport, String> {
     let started = Instant::now();
     let cells = cells(request.full, request.seed)?;
     let grid = oracle_grid()?;
-    let named = if oracle_only { Vec::new() } else { named_policies() };
+    let named = if oracle_only { Vec::new() } else { PolicySpec::all() };
     let mut configs = Vec::new();
     for cell in &cells {
         for spec in named.iter().chain(&grid) {
