@@ -67,6 +67,85 @@ pub enum Command {
     /// own-policy matrix, each one command.
     #[command(subcommand)]
     Lab(LabCommand),
+    /// Crash torture: the engine on an in-memory disk whose power is cut
+    /// at one sync point after another (unsynced writes kept, dropped or
+    /// torn), then recovery and a check that no acknowledged commit was
+    /// lost. Exits 1 if anything was.
+    Torture(TortureArgs),
+    /// Whole-database I/O error sweep (SQLite's ioerr tests): for N = 1, 2,
+    /// ... fail the N-th read, write, fsync or file extension of a short
+    /// run until a run never reaches N; each must end in an error naming
+    /// the failure or in success, and a reopen on a healthy device must
+    /// hold every acknowledged commit. Exits 1 if one did not.
+    IoerrSweep(IoerrSweepArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct IoerrSweepArgs {
+    /// tpcc (one warehouse) or bank.
+    #[arg(long, default_value = "tpcc", value_parser = parse_torture_workload)]
+    pub workload: flushwise_lab::torture::TortureWorkload,
+    /// Which calls to fail, comma-separated: read, write, sync, extend.
+    #[arg(long, default_value = "read,write,sync,extend", value_delimiter = ',', value_parser = parse_io_fault)]
+    pub faults: Vec<flushwise_lab::torture::IoFault>,
+    /// Transactions of the run (one thread).
+    #[arg(long, default_value_t = 20)]
+    pub txns: u32,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Points at once (default: the machine's cores).
+    #[arg(long)]
+    pub jobs: Option<usize>,
+    /// Stop a kind's sweep after this many N.
+    #[arg(long, default_value_t = 50_000)]
+    pub max_points: u64,
+    /// Count the calls from before the open (its recovery and its reading
+    /// of every page included), not from the first transaction.
+    #[arg(long)]
+    pub include_open: bool,
+    #[arg(long, value_enum, default_value = "table")]
+    pub output: OutputFormat,
+}
+
+fn parse_io_fault(s: &str) -> Result<flushwise_lab::torture::IoFault, String> {
+    s.parse()
+}
+
+#[derive(Args, Debug)]
+pub struct TortureArgs {
+    /// Crash points to try (sync points in turn, then again with new seeds).
+    #[arg(long, default_value_t = 300)]
+    pub crash_points: u64,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// bank (transfers, conserved total), tpcc (one warehouse) or mixed
+    /// (one TPC-C trial in four).
+    #[arg(long, default_value = "mixed", value_parser = parse_torture_workload)]
+    pub workload: flushwise_lab::torture::TortureWorkload,
+    /// Workload threads in each trial.
+    #[arg(long, default_value_t = 3)]
+    pub threads: u32,
+    /// Transactions each thread runs if no cut stops it.
+    #[arg(long, default_value_t = 40)]
+    pub txns_per_thread: u32,
+    /// Trials at once (default: the machine's cores).
+    #[arg(long)]
+    pub jobs: Option<usize>,
+    /// 1: an acknowledged commit must survive (a lost one fails the
+    /// torture); 0 or 2: lost commits are counted, consistency still
+    /// checked.
+    #[arg(long, default_value_t = 1)]
+    pub flush_log_at_trx_commit: u8,
+    /// Model a drive that acknowledges fsyncs it never did: commits are
+    /// lost whatever the engine does, and the torture must say so.
+    #[arg(long)]
+    pub lying_fsync: bool,
+    #[arg(long, value_enum, default_value = "table")]
+    pub output: OutputFormat,
+}
+
+fn parse_torture_workload(s: &str) -> Result<flushwise_lab::torture::TortureWorkload, String> {
+    s.parse()
 }
 
 #[derive(Subcommand, Debug)]

@@ -25,6 +25,7 @@ mod crash_cmd;
 mod engine_opts;
 mod lab_cmd;
 mod sim_cmd;
+mod torture_cmd;
 mod tpcc_cmd;
 mod trace_cmd;
 
@@ -65,6 +66,8 @@ fn main() -> ExitCode {
         Command::Compare(a) => compare_cmd::command(&a),
         Command::Lab(LabCommand::List(a)) => lab_cmd::list(&a),
         Command::Lab(LabCommand::Run(a)) => lab_cmd::run(&a),
+        Command::Torture(a) => torture_cmd::torture(&a),
+        Command::IoerrSweep(a) => torture_cmd::ioerr_sweep(&a),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

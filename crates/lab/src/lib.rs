@@ -33,6 +33,7 @@ pub mod render;
 pub mod sim_bench;
 pub mod sim_runner;
 pub mod steady;
+pub mod torture;
 
 /// The commit every result carries (set by build.rs).
 pub const COMMIT: &str = env!("FLUSHWISE_COMMIT");

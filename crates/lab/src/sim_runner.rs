@@ -45,6 +45,11 @@ fn styled_bar(len: u64, template: &str, label: &str) -> ProgressBar {
     bar
 }
 
+/// A bar of `len` counted steps (trials, runs) with an ETA, after `label`.
+pub fn count_bar(len: u64, label: &str) -> ProgressBar {
+    styled_bar(len, "{prefix:>12} [{bar:30}] {pos}/{len} {elapsed}/{eta}", label)
+}
+
 /// One run's bar: its share of simulated time, in thousandths.
 fn bar(label: &str) -> ProgressBar {
     styled_bar(1000, "{prefix:>24} [{bar:30}] {percent:>3}% {elapsed}/{eta}", label)

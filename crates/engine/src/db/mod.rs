@@ -117,7 +117,7 @@ use crate::buffer::{BufferError, BufferPoolShell, ShellConfig};
 use crate::page::{PageError, PageSize};
 use crate::page_store::StoreError;
 use crate::redo::{FlushMode, RedoError, RedoLog};
-use crate::storage::{EngineStorageError, IoMode, StorageError};
+use crate::storage::{EngineStorageError, IoMode, StorageError, StorageOpener};
 
 pub use bulk::{LoadOptions, LoadReport};
 pub use lock::{LockMode, LockTable, TxnId};
@@ -184,6 +184,12 @@ pub struct DbOptions {
     /// Keep one page-cleaner iteration record per iteration (drained with
     /// `BufferPoolShell::drain_iteration_records`; `--decisions FILE.jsonl`).
     pub iteration_records: bool,
+    /// Where the files live: `None` for real files under the directories
+    /// above; `Some(opener)` for files it holds (e.g. a
+    /// [`crate::storage::PowerLossDisk`], for crash torture). With an
+    /// opener the paths only name the files, no directory is created, and
+    /// `data_device` and `resize_redo_at_open` are refused.
+    pub storage: Option<Arc<dyn StorageOpener>>,
 }
 
 impl Default for DbOptions {
@@ -205,6 +211,7 @@ impl Default for DbOptions {
             checkpoint_interval: Duration::from_secs(1),
             verify_pages_at_open: true,
             iteration_records: false,
+            storage: None,
         }
     }
 }

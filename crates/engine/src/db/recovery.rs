@@ -210,27 +210,54 @@ pub(crate) fn open_database(dir: &Path, options: DbOptions, create: bool) -> Res
     let paths = DbPaths::new(dir, &options);
     let shell_config = Database::shell_config(&options)?;
     let mut report = RecoveryReport::default();
-    for d in [paths.data.parent(), paths.redo.parent()].into_iter().flatten() {
-        if create {
-            std::fs::create_dir_all(d).map_err(|e| files_err(d, format!("cannot create the directory: {e}")))?;
+    let storage = options.storage.clone();
+    if let Some(opener) = &storage {
+        if options.data_device.is_some() {
+            return Err(DbError::Options {
+                reason: format!(
+                    "an emulated data device cannot be used with {}: choose one",
+                    opener.describe()
+                ),
+            });
+        }
+        if options.resize_redo_at_open {
+            return Err(DbError::Options {
+                reason: format!(
+                    "the redo log cannot be resized on {} (it needs a rename)",
+                    opener.describe()
+                ),
+            });
+        }
+    } else {
+        for d in [paths.data.parent(), paths.redo.parent()].into_iter().flatten() {
+            if create {
+                std::fs::create_dir_all(d).map_err(|e| files_err(d, format!("cannot create the directory: {e}")))?;
+            }
         }
     }
+    let exists = |p: &Path| match &storage {
+        Some(opener) => opener.exists(p),
+        None => p.exists(),
+    };
     if create {
         for p in [&paths.data, &paths.redo] {
-            if p.exists() {
+            if exists(p) {
                 return Err(files_err(p, "a database file already exists here; open it instead"));
             }
         }
     } else {
         for p in [&paths.data, &paths.redo] {
-            if !p.exists() {
+            if !exists(p) {
                 return Err(files_err(p, "no such database file"));
             }
         }
     }
 
     // 1. The redo log.
-    let redo_backend = open_file(&paths.redo, IoMode::Buffered, create)?;
+    let redo_backend = match &storage {
+        Some(opener) => opener.open(&paths.redo, create)?,
+        None => open_file(&paths.redo, IoMode::Buffered, create)?,
+    };
     let (redo, scan) = if create {
         let log = RedoLog::create(&paths.redo, redo_backend, options.redo_bytes, redo_config(&options))?;
         (log, None)
@@ -251,9 +278,10 @@ pub(crate) fn open_database(dir: &Path, options: DbOptions, create: bool) -> Res
         .data_device
         .as_ref()
         .map(|spec| EmulatedDevice::new(spec.build()));
-    let open_data_file = |path: &Path, create: bool, base_offset_bytes: u64| match &emulated {
-        Some(device) => open_emulated(path, options.io, create, device.clone(), base_offset_bytes),
-        None => open_file(path, options.io, create),
+    let open_data_file = |path: &Path, create: bool, base_offset_bytes: u64| match (&storage, &emulated) {
+        (Some(opener), _) => opener.open(path, create),
+        (None, Some(device)) => open_emulated(path, options.io, create, device.clone(), base_offset_bytes),
+        (None, None) => open_file(path, options.io, create),
     };
     let data_backend = open_data_file(&paths.data, create, EMULATED_DATA_OFFSET_BYTES)?;
     let ts = Arc::new(Tablespace::open(

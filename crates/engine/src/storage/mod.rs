@@ -17,7 +17,10 @@
 //! Layering (outermost first) of a file opened by [`open_file`]:
 //! `Checked` (sticky errors) → [`EmulatedFile`] (optional modelled latency)
 //! → [`DirectFile`] or [`BufferedFile`] (the real file). Tests slip a
-//! [`FaultInjector`] under `Checked` to fail chosen calls.
+//! [`FaultInjector`] under `Checked` to fail chosen calls. A database can
+//! also live on a [`StorageOpener`] instead of real files: the
+//! [`PowerLossDisk`] keeps its files in memory and, when its power is cut,
+//! keeps, drops or tears each write not yet synced (crash torture).
 
 pub mod aligned;
 pub mod buffered;
@@ -27,6 +30,7 @@ pub mod doublewrite;
 pub mod emulated;
 pub mod fault;
 mod positional;
+pub mod power_loss;
 pub mod tablespace;
 
 use std::fmt;
@@ -41,6 +45,7 @@ pub use direct::DirectFile;
 pub use doublewrite::{Doublewrite, DoublewriteReport};
 pub use emulated::{EmulatedDevice, EmulatedFile, EmulationStats, SharedDeviceModel};
 pub use fault::{FaultCounters, FaultInjector, FaultPlan};
+pub use power_loss::{CutMode, CutReport, DiskCounters, DiskFaultPlan, DiskImage, PowerLossDisk};
 pub use tablespace::{EngineStorageError, Tablespace};
 
 /// Errors of the storage layer. Messages are lowercase and name the file.
@@ -121,6 +126,18 @@ pub trait StorageBackend: Send + Sync {
     fn sync_data(&self) -> Result<()>;
     /// Flushes and releases the file; later calls fail.
     fn close(&self) -> Result<()>;
+}
+
+/// Where a database's files live when they are not real files: opens and
+/// names them by path. [`PowerLossDisk`] is one (the crash-torture disk).
+/// Real files need none (`DbOptions::storage` is `None`).
+pub trait StorageOpener: Send + Sync + fmt::Debug {
+    /// True if a file exists at `path`.
+    fn exists(&self, path: &Path) -> bool;
+    /// Opens the file at `path`, creating it empty if `create` and absent.
+    fn open(&self, path: &Path, create: bool) -> Result<Arc<dyn StorageBackend>>;
+    /// What the files are, for error messages.
+    fn describe(&self) -> &'static str;
 }
 
 /// Forwards the trait through a smart pointer to the backend it owns.
