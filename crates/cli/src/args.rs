@@ -140,6 +140,14 @@ pub struct TortureArgs {
     /// lost whatever the engine does, and the torture must say so.
     #[arg(long)]
     pub lying_fsync: bool,
+    /// Page-cleaning policy of the runs; `name:key=value,...` sets its
+    /// parameters.
+    #[arg(long, default_value = flushwise_core::policy::DEFAULT_POLICY)]
+    pub policy: PolicySpec,
+    /// Turn the doublewrite buffer off: a torn page can then not be
+    /// repaired, and recovery must refuse it (reported as a failure).
+    #[arg(long)]
+    pub no_doublewrite: bool,
     #[arg(long, value_enum, default_value = "table")]
     pub output: OutputFormat,
 }

@@ -22,12 +22,15 @@ pub fn torture(args: &TortureArgs) -> Result<(), String> {
             .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
         flush_log_at_trx_commit: args.flush_log_at_trx_commit,
         lying_fsync: args.lying_fsync,
+        policy: args.policy.clone(),
+        doublewrite: !args.no_doublewrite,
     };
     cfg.validate()?;
     eprintln!(
-        "torture: {} crash points, workload {}, {} threads x {} transactions, seed {}, {} at once",
+        "torture: {} crash points, workload {}, policy {}, {} threads x {} transactions, seed {}, {} at once",
         cfg.crash_points,
         cfg.workload.as_str(),
+        cfg.policy,
         cfg.threads,
         cfg.txns_per_thread,
         cfg.seed,

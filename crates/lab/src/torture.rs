@@ -39,6 +39,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use flushwise_core::policy::PolicySpec;
 use flushwise_engine::btree::Direction;
 use flushwise_engine::db::{Database, DbError, DbOptions, IndexId};
 use flushwise_engine::page::PageSize;
@@ -135,6 +136,17 @@ pub struct TortureConfig {
     /// durable, so commits are lost whatever the engine does. Shows that
     /// the torture catches lost commits.
     pub lying_fsync: bool,
+    /// Page-cleaning policy of the runs and recoveries.
+    #[serde(serialize_with = "policy_name")]
+    pub policy: PolicySpec,
+    /// The doublewrite buffer. Off, a torn page cannot be repaired: the
+    /// torture must then see recovery refuse the page (a checksum
+    /// mismatch), never a silently wrong answer.
+    pub doublewrite: bool,
+}
+
+fn policy_name<S: serde::Serializer>(p: &PolicySpec, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&p.to_string())
 }
 
 impl Default for TortureConfig {
@@ -148,6 +160,8 @@ impl Default for TortureConfig {
             jobs: 2,
             flush_log_at_trx_commit: 1,
             lying_fsync: false,
+            policy: PolicySpec::default(),
+            doublewrite: true,
         }
     }
 }
@@ -166,7 +180,7 @@ impl TortureConfig {
     fn run_options(&self, disk: &PowerLossDisk, workload: TortureWorkload) -> Result<DbOptions, String> {
         Ok(DbOptions {
             flush_log_at_trx_commit: self.flush_mode(),
-            ..options(disk, workload)?
+            ..options(disk, workload, self)?
         })
     }
 
@@ -321,7 +335,7 @@ impl TortureReport {
 /// The options every torture database is opened with: small pages, a pool
 /// of a few dozen frames and a small log, so that every trial evicts,
 /// writes through the doublewrite buffer and checkpoints.
-fn options(disk: &PowerLossDisk, workload: TortureWorkload) -> Result<DbOptions, String> {
+fn options(disk: &PowerLossDisk, workload: TortureWorkload, cfg: &TortureConfig) -> Result<DbOptions, String> {
     let page_size = PageSize::new(4096).map_err(|e| e.to_string())?;
     let (pool, redo) = match workload {
         TortureWorkload::Tpcc => (2 << 20, 4 << 20),
@@ -335,6 +349,8 @@ fn options(disk: &PowerLossDisk, workload: TortureWorkload) -> Result<DbOptions,
         checkpoint_interval: Duration::from_millis(20),
         lock_wait_timeout: Duration::from_millis(500),
         storage: Some(Arc::new(disk.clone()) as Arc<dyn StorageOpener>),
+        policy: cfg.policy.clone(),
+        doublewrite: cfg.doublewrite,
         ..DbOptions::default()
     })
 }
@@ -382,9 +398,9 @@ struct Images {
     tpcc_constants: Option<NurandConstants>,
 }
 
-fn build_bank_image() -> Result<DiskImage, String> {
+fn build_bank_image(cfg: &TortureConfig) -> Result<DiskImage, String> {
     let disk = PowerLossDisk::new();
-    let db = Database::create(DB_DIR, options(&disk, TortureWorkload::Bank)?).map_err(|e| e.to_string())?;
+    let db = Database::create(DB_DIR, options(&disk, TortureWorkload::Bank, cfg)?).map_err(|e| e.to_string())?;
     let accounts = db.create_index("accounts", true).map_err(|e| e.to_string())?;
     db.create_index("transfers", true).map_err(|e| e.to_string())?;
     let rows = (0..BANK_ACCOUNTS).map(|a| (account_key(a).to_vec(), account_row(BANK_OPENING_BALANCE)));
@@ -393,9 +409,10 @@ fn build_bank_image() -> Result<DiskImage, String> {
     Ok(disk.durable_image())
 }
 
-fn build_tpcc_image(seed: u64) -> Result<(DiskImage, NurandConstants), String> {
+fn build_tpcc_image(cfg: &TortureConfig) -> Result<(DiskImage, NurandConstants), String> {
+    let seed = cfg.seed;
     let disk = PowerLossDisk::new();
-    let db = Database::create(DB_DIR, options(&disk, TortureWorkload::Tpcc)?).map_err(|e| e.to_string())?;
+    let db = Database::create(DB_DIR, options(&disk, TortureWorkload::Tpcc, cfg)?).map_err(|e| e.to_string())?;
     let cfg = LoadConfig {
         warehouses: 1,
         threads: 1,
@@ -794,6 +811,7 @@ fn check_recovered(db: &Database, workload: TortureWorkload, outcomes: &Outcomes
 fn recover(
     image: &DiskImage,
     workload: TortureWorkload,
+    cfg: &TortureConfig,
     recut: Option<(u64, u64)>,
     r: &mut TrialResult,
 ) -> Result<(Database, PowerLossDisk), String> {
@@ -801,7 +819,7 @@ fn recover(
     if let Some((at, cut_seed)) = recut {
         disk.cut_power_at_sync(Some(at));
         let started = Instant::now();
-        match Database::open(DB_DIR, options(&disk, workload)?) {
+        match Database::open(DB_DIR, options(&disk, workload, cfg)?) {
             Ok(db) => {
                 // Recovery made fewer syncs than `at`: no second crash.
                 disk.cut_power_at_sync(None);
@@ -814,7 +832,7 @@ fn recover(
                 r.double_crash = true;
                 let (second, cut) = disk.image_after_cut(cut_seed);
                 r.cuts.push(cut);
-                return recover(&second, workload, None, r);
+                return recover(&second, workload, cfg, None, r);
             }
             Err(e) => {
                 r.recovery_errors += 1;
@@ -823,7 +841,7 @@ fn recover(
         }
     }
     let started = Instant::now();
-    match Database::open(DB_DIR, options(&disk, workload)?) {
+    match Database::open(DB_DIR, options(&disk, workload, cfg)?) {
         Ok(db) => {
             r.recoveries += 1;
             r.recovery_us.push(started.elapsed().as_micros() as u64);
@@ -895,7 +913,7 @@ fn trial(
     r.cuts.push(cut);
     let mix = random::mix64(seed ^ 0x0072_6563_7574);
     let recut = (mix % 4 == 0).then(|| (1 + (mix >> 8) % RECOVERY_CUT_WITHIN_SYNCS, mix.rotate_left(17)));
-    let (db, _disk) = match recover(&after, workload, recut, &mut r) {
+    let (db, _disk) = match recover(&after, workload, cfg, recut, &mut r) {
         Ok(x) => x,
         Err(e) => {
             r.problems.push(e);
@@ -912,9 +930,9 @@ pub fn run(cfg: &TortureConfig, progress: &(dyn Fn(u64, u64) + Sync)) -> Result<
     cfg.validate()?;
     let started = Instant::now();
     let wants_tpcc = cfg.workload != TortureWorkload::Bank;
-    let bank = build_bank_image()?;
+    let bank = build_bank_image(cfg)?;
     let (tpcc, tpcc_constants) = if wants_tpcc {
-        let (img, c) = build_tpcc_image(cfg.seed)?;
+        let (img, c) = build_tpcc_image(cfg)?;
         (Some(img), Some(c))
     } else {
         (None, None)
@@ -1347,7 +1365,7 @@ fn sweep_point(
     };
     let mut messages = Vec::new();
     let mut base = base;
-    let outcomes = match Database::open(DB_DIR, options(&disk, workload)?) {
+    let outcomes = match Database::open(DB_DIR, options(&disk, workload, cfg)?) {
         Ok(db) => {
             if !include_open {
                 base = disk.counters();
@@ -1370,7 +1388,7 @@ fn sweep_point(
     let mut r = TrialResult::default();
     // A healthy device with what was written (the process exits, the
     // kernel keeps its cache): recovery, then the same checks as a cut.
-    let (db, _disk) = match recover(&disk.volatile_image(), workload, None, &mut r) {
+    let (db, _disk) = match recover(&disk.volatile_image(), workload, cfg, None, &mut r) {
         Ok(x) => x,
         Err(e) => {
             r.problems.push(e);
@@ -1403,19 +1421,19 @@ pub fn io_error_sweep(cfg: &SweepConfig, progress: &(dyn Fn(IoFault, u64) + Sync
         return Err("an I/O error sweep needs a fault kind, --max-points, --jobs and --txns above 0".into());
     }
     let started = Instant::now();
-    let (image, constants) = match cfg.workload {
-        TortureWorkload::Tpcc => {
-            let (img, c) = build_tpcc_image(cfg.seed)?;
-            (img, Some(c))
-        }
-        _ => (build_bank_image()?, None),
-    };
     let run_cfg = TortureConfig {
         threads: 1,
         txns_per_thread: cfg.txns,
         seed: cfg.seed,
         workload: cfg.workload,
         ..TortureConfig::default()
+    };
+    let (image, constants) = match cfg.workload {
+        TortureWorkload::Tpcc => {
+            let (img, c) = build_tpcc_image(&run_cfg)?;
+            (img, Some(c))
+        }
+        _ => (build_bank_image(&run_cfg)?, None),
     };
     let mut rows = Vec::new();
     for &fault in &cfg.faults {
@@ -1647,6 +1665,41 @@ mod tests {
                 .all(|f| f.what.contains("lost") || f.what.contains("corrupt")),
             "{:?}",
             r.failures
+        );
+    }
+
+    #[test]
+    fn every_policy_survives_power_cuts() {
+        for policy in PolicySpec::all() {
+            let cfg = TortureConfig {
+                crash_points: 24,
+                workload: TortureWorkload::Bank,
+                txns_per_thread: 15,
+                policy: policy.clone(),
+                ..TortureConfig::default()
+            };
+            let r = run(&cfg, &|_, _| {}).unwrap();
+            assert!(r.passed(), "{policy}: {}", render_text(&r));
+        }
+    }
+
+    #[test]
+    fn without_doublewrite_a_torn_page_is_refused_never_silently_wrong() {
+        let cfg = TortureConfig {
+            crash_points: 200,
+            workload: TortureWorkload::Bank,
+            txns_per_thread: 30,
+            doublewrite: false,
+            ..TortureConfig::default()
+        };
+        let r = run(&cfg, &|_, _| {}).unwrap();
+        assert_eq!(r.broken_invariants + r.uncommitted_effects, 0, "{}", render_text(&r));
+        // Every failure is recovery refusing a page it cannot trust.
+        assert!(r.recovery_errors > 0, "no torn page in 200 cuts?\n{}", render_text(&r));
+        assert!(
+            r.failures.iter().all(|f| f.what.contains("corrupt")),
+            "{}",
+            render_text(&r)
         );
     }
 
