@@ -37,10 +37,18 @@ pub fn torture(args: &TortureArgs) -> Result<(), String> {
         cfg.jobs
     );
     let bar = progress_enabled().then(|| count_bar(cfg.crash_points, "crash points"));
-    let report = torture::run(&cfg, &|done, _total| {
-        if let Some(bar) = &bar {
-            bar.set_position(done);
+    // Without a terminal, a line every 5 % (for runs left in the background).
+    let step = (cfg.crash_points / 20).max(1);
+    let started = std::time::Instant::now();
+    let report = torture::run(&cfg, &|done, total| match &bar {
+        Some(bar) => bar.set_position(done),
+        None if done % step == 0 => {
+            eprintln!(
+                "torture: {done}/{total} crash points, {:.0} s",
+                started.elapsed().as_secs_f64()
+            )
         }
+        None => {}
     })?;
     if let Some(bar) = bar {
         bar.finish_and_clear();
