@@ -93,6 +93,7 @@
 //!    the redo log made durable is recovered at the next open.
 
 pub mod bulk;
+pub mod dir_lock;
 pub mod lock;
 pub mod recovery;
 pub mod store;
@@ -120,6 +121,7 @@ use crate::redo::{FlushMode, RedoError, RedoLog};
 use crate::storage::{EngineStorageError, IoMode, StorageError};
 
 pub use bulk::{LoadOptions, LoadReport};
+pub use dir_lock::DirLock;
 pub use lock::{LockMode, LockTable, TxnId};
 pub use recovery::RecoveryReport;
 pub use store::SharedStore;
@@ -184,6 +186,11 @@ pub struct DbOptions {
     /// Keep one page-cleaner iteration record per iteration (drained with
     /// `BufferPoolShell::drain_iteration_records`; `--decisions FILE.jsonl`).
     pub iteration_records: bool,
+    /// A lock on the database's directories this process already holds
+    /// ([`DirLock::acquire`]: a caller that also touches files of its own
+    /// there, before the open or after the close). `None`: the open takes
+    /// its own. Either way the database holds the lock while it is open.
+    pub dir_lock: Option<Arc<DirLock>>,
 }
 
 impl Default for DbOptions {
@@ -205,6 +212,7 @@ impl Default for DbOptions {
             checkpoint_interval: Duration::from_secs(1),
             verify_pages_at_open: true,
             iteration_records: false,
+            dir_lock: None,
         }
     }
 }
@@ -296,6 +304,8 @@ pub enum DbError {
     Catalog { path: PathBuf, reason: String },
     #[error("{path}: {reason}")]
     Files { path: PathBuf, reason: String },
+    #[error("{dir}: the database is in use by {holder} (it holds {dir}/{lock_file}); stop that process or wait for it to finish, then try again", dir = .dir.display(), lock_file = dir_lock::LOCK_FILE)]
+    Locked { dir: PathBuf, holder: String },
     #[error("invalid database options: {reason}")]
     Options { reason: String },
     #[error("recovery of {path}: loser transaction {txn}: {reason}")]
@@ -451,6 +461,9 @@ pub struct Database {
     /// Indexes a bulk load is filling now.
     pub(crate) loading: Mutex<HashSet<u32>>,
     pub(crate) report: RecoveryReport,
+    /// Held until the database is closed or dropped; last, so it is
+    /// released after everything else is gone ([`dir_lock`]).
+    pub(crate) dir_lock: Option<Arc<DirLock>>,
 }
 
 impl fmt::Debug for Database {
@@ -503,6 +516,7 @@ impl Database {
             store,
             catalog,
             indexes,
+            dir_lock,
             ..
         } = self;
         drop(indexes);
@@ -514,6 +528,8 @@ impl Database {
             // Still shared (a leaked handle): make everything durable anyway.
             Err(log) => log.wait_durable(log.current_lsn())?,
         }
+        // Only now may another process open the files.
+        drop(dir_lock);
         Ok(())
     }
 
