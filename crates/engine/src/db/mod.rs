@@ -762,6 +762,58 @@ impl Database {
         Ok(())
     }
 
+    /// The smallest redo capacity these options accept: the buffer pool's
+    /// redo margins (InnoDB 5.6's `log_calc_max_ages`,
+    /// [`flushwise_core::RedoMargins`]) keep 4 pages per thread of
+    /// concurrency plus 8 free, which must stay under half of the log's
+    /// capacity after a 10 % safety cut; rounded up to whole 512-byte
+    /// blocks.
+    pub fn redo_bytes_min(options: &DbOptions) -> u64 {
+        let threads = ShellConfig::default().thread_concurrency;
+        let page_bytes = options.page_size.bytes() as u32;
+        let fits = |capacity_bytes: u64| {
+            let config = flushwise_core::RedoConfig {
+                capacity_bytes,
+                thread_concurrency: threads,
+            };
+            flushwise_core::RedoMargins::compute(&config, page_bytes).is_ok()
+        };
+        let block = crate::redo::BLOCK_SIZE as u64;
+        // free < (c - c/10) / 2 holds from about c > 20/9 free on: start
+        // there and step up a block at a time (a few steps at most).
+        let free = 4 * u64::from(page_bytes) * (10 + u64::from(threads)) + 8 * u64::from(page_bytes);
+        let mut capacity = (free * 20 / 9).div_ceil(block) * block;
+        while !fits(capacity) {
+            capacity += block;
+        }
+        capacity.max(crate::redo::log_file::CAPACITY_BYTES_MIN)
+    }
+
+    /// Checks `options.redo_bytes` as the capacity of a redo log about to
+    /// be created or resized, before any file changes.
+    pub(crate) fn check_redo_bytes(options: &DbOptions) -> Result<()> {
+        use crate::redo::log_file::{capacity_is_valid, CAPACITY_BYTES_MAX};
+        let bytes = options.redo_bytes;
+        let min = Self::redo_bytes_min(options);
+        if bytes < min {
+            return Err(DbError::Options {
+                reason: format!(
+                    "redo_bytes {bytes}: the redo log must be at least {min} bytes with {}-byte pages (the buffer pool keeps 4 pages per thread and 8 more free in it, under half its capacity); give a larger redo log (nothing was changed)",
+                    options.page_size.bytes()
+                ),
+            });
+        }
+        if !capacity_is_valid(bytes) {
+            return Err(DbError::Options {
+                reason: format!(
+                    "redo_bytes {bytes}: must be a multiple of {} bytes, at most {CAPACITY_BYTES_MAX} (nothing was changed)",
+                    crate::redo::BLOCK_SIZE
+                ),
+            });
+        }
+        Ok(())
+    }
+
     pub(crate) fn shell_config(options: &DbOptions) -> Result<ShellConfig> {
         let frames = options.buffer_pool_bytes / options.page_size.bytes_u64();
         let frames = u32::try_from(frames)
@@ -774,6 +826,19 @@ impl Database {
                     options.page_size.bytes()
                 ),
             })?;
+        // The frames are allocated at open: a pool the machine cannot hold
+        // would abort the process (or bring in the OOM killer) instead of
+        // failing here with both numbers.
+        if let Some(available) = crate::memory::available_bytes() {
+            if options.buffer_pool_bytes > available {
+                return Err(DbError::Options {
+                    reason: format!(
+                        "buffer_pool_bytes {} is more than the {available} bytes of memory available now (MemAvailable in /proc/meminfo); give a smaller pool or free memory first",
+                        options.buffer_pool_bytes
+                    ),
+                });
+            }
+        }
         Ok(ShellConfig {
             frames,
             policy: options.policy.clone(),

@@ -243,6 +243,9 @@ pub(crate) fn open_database(dir: &Path, options: DbOptions, create: bool) -> Res
     let dir_lock = super::dir_lock::for_open(dir, &options, create)?;
     let paths = DbPaths::new(dir, &options);
     let shell_config = Database::shell_config(&options)?;
+    if create || options.resize_redo_at_open {
+        Database::check_redo_bytes(&options)?;
+    }
     let mut report = RecoveryReport::default();
     for d in [paths.data.parent(), paths.redo.parent()].into_iter().flatten() {
         if create {
