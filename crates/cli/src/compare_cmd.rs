@@ -159,6 +159,11 @@ pub fn command(args: &EngineCompareArgs) -> Result<(), String> {
         ),
     );
     let results_dir = results_dir(&args.out)?;
+    // From here on (the load is behind us) Ctrl-C / SIGTERM end the
+    // policy's run early with its partial result, and no further policy
+    // runs.
+    let mut run_config = run_config;
+    run_config.interrupt = Some(crate::interrupt::install()?);
     let mut outcomes = Vec::new();
     for policy in &args.policies.0 {
         let name = &policy.to_string();

@@ -252,8 +252,6 @@ pub fn run_config(engine: &crate::args::EngineRunArgs) -> Result<(RunConfig, Opt
         return Err("--connections 0: at least one connection is needed".into());
     }
     let run = RunConfig {
-        // Ctrl-C / SIGTERM end the run early with a partial summary.
-        interrupt: Some(crate::interrupt::install()?),
         connections: engine.connections,
         warmup: warmup.max(),
         duration,
@@ -269,10 +267,13 @@ pub fn run(args: &TpccRunArgs) -> Result<(), String> {
     let dir = &args.location.dir;
     // Flags first: nothing is read or locked for a run that cannot start.
     engine_opts::check_pool_flag(&args.engine)?;
-    let (run, steady_warmup_min) = run_config(&args.engine)?;
+    let (mut run, steady_warmup_min) = run_config(&args.engine)?;
     let (lock, manifest) = database::open_prepared(dir, args.location.redo_dir.as_deref())?;
     let mut options = engine_opts::run_options(&args.location, &args.engine, &args.policy, &manifest)?;
     options.dir_lock = Some(lock);
+    // From here on Ctrl-C / SIGTERM end the run early with a partial
+    // summary and a clean close.
+    run.interrupt = Some(crate::interrupt::install()?);
     let spec = EngineRunSpec {
         dir,
         options,

@@ -168,9 +168,10 @@ pub fn lock_dirs(dir: &Path, redo_dir: Option<&Path>) -> Result<Arc<DirLock>, St
 /// without a database, a load that did not finish, and a data file
 /// shorter than when the load finished (naming both sizes).
 pub fn open_prepared(dir: &Path, redo_dir: Option<&Path>) -> Result<(Arc<DirLock>, Manifest), String> {
-    if !dir.is_dir() {
-        // Manifest::read names the missing database and the fix.
-        let missing = format!("--dir {}: no such directory", dir.display());
+    if !dir.is_dir() || prepared_state(dir, redo_dir) == PreparedState::Empty {
+        // Manifest::read names the missing database and the fix (and no
+        // lock file is left in a directory that holds no database).
+        let missing = format!("--dir {}: no prepared TPC-C database here", dir.display());
         return Err(Manifest::read(dir).err().unwrap_or(missing));
     }
     let lock = lock_dirs(dir, redo_dir)?;
