@@ -489,6 +489,10 @@ pub struct TpccPrepareArgs {
     /// Buffer pool while loading.
     #[arg(long, value_name = "SIZE", default_value = "256MiB")]
     pub buffer_pool: String,
+    /// Wipe the database already in --dir (a finished one, or what an
+    /// interrupted prepare left) and load again.
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// The engine and load flags shared by `tpcc run` and `compare`.

@@ -32,10 +32,13 @@ fn location(name: &str, args: &EngineCompareArgs) -> DbLocationArgs {
     }
 }
 
-/// The prepared base database: reused when its manifest matches.
+/// The prepared base database: reused when its `prepare` finished; a
+/// directory an interrupted `prepare` left is wiped and loaded again (under
+/// its directory lock, so never while another process uses it).
 fn prepared_base(args: &EngineCompareArgs, warehouses: u32) -> Result<(DbLocationArgs, Manifest), String> {
     let base = location(&format!("tpcc-w{warehouses}"), args);
-    if Manifest::path(&base.dir).exists() {
+    let state = database::prepared_state(&base.dir, base.redo_dir.as_deref());
+    if state == database::PreparedState::Prepared {
         let manifest = Manifest::read(&base.dir)?;
         say(
             args,
@@ -49,16 +52,11 @@ fn prepared_base(args: &EngineCompareArgs, warehouses: u32) -> Result<(DbLocatio
         );
         return Ok((base, manifest));
     }
-    if base.dir.exists() {
-        // A load that did not finish: start again.
+    if state == database::PreparedState::Unfinished {
         eprintln!(
-            "{}: no manifest (an unfinished load); removing it and loading again",
+            "{}: a load that did not finish; wiping it and loading again",
             base.dir.display()
         );
-        fs::remove_dir_all(&base.dir).map_err(|e| format!("{}: cannot remove: {e}", base.dir.display()))?;
-        if let Some(redo) = base.redo_dir.as_ref().filter(|r| r.exists()) {
-            fs::remove_dir_all(redo).map_err(|e| format!("{}: cannot remove: {e}", redo.display()))?;
-        }
     }
     let redo = engine_opts::size_flag_bytes(COMPARE_REDO)?;
     // Base plus one run copy.
@@ -79,9 +77,16 @@ fn prepared_base(args: &EngineCompareArgs, warehouses: u32) -> Result<(DbLocatio
             base.dir.display()
         ),
     );
-    let threads = flushwise_lab::sim_runner::default_jobs();
-    let (manifest, summary) =
-        tpcc_cmd::prepare_database(&base, warehouses, threads, 1, "16384", COMPARE_REDO, "256MiB")?;
+    let spec = tpcc_cmd::PrepareSpec {
+        warehouses,
+        threads: flushwise_lab::sim_runner::default_jobs(),
+        seed: 1,
+        page_size: "16384",
+        redo: COMPARE_REDO,
+        buffer_pool: "256MiB",
+        force: true,
+    };
+    let (manifest, summary) = tpcc_cmd::prepare_database(&base, &spec)?;
     say(args, summary);
     Ok((base, manifest))
 }
@@ -154,10 +159,19 @@ pub fn command(args: &EngineCompareArgs) -> Result<(), String> {
         ),
     );
     let results_dir = results_dir(&args.out)?;
+    // From here on (the load is behind us) Ctrl-C / SIGTERM end the
+    // policy's run early with its partial result, and no further policy
+    // runs.
+    let mut run_config = run_config;
+    run_config.interrupt = Some(crate::interrupt::install()?);
     let mut outcomes = Vec::new();
     for policy in &args.policies.0 {
         let name = &policy.to_string();
-        database::copy_with_redo(&base.dir, base.redo_dir.as_deref(), &copy.dir, copy.redo_dir.as_deref())?;
+        {
+            // The base must not change while it is copied.
+            let (_base_lock, _) = database::open_prepared(&base.dir, base.redo_dir.as_deref())?;
+            database::copy_with_redo(&base.dir, base.redo_dir.as_deref(), &copy.dir, copy.redo_dir.as_deref())?;
+        }
         let options = engine_opts::run_options(&copy, &args.engine, policy, &manifest)?;
         let spec = EngineRunSpec {
             dir: &copy.dir,
@@ -190,6 +204,17 @@ pub fn command(args: &EngineCompareArgs) -> Result<(), String> {
             args,
             warmup_text(name, &out.result, steady_warmup_min.is_some(), run_config.warmup),
         );
+        if out.result.partial {
+            // Ctrl-C / SIGTERM: this policy's partial result is the last;
+            // the copy was closed cleanly and is removed below.
+            say(
+                args,
+                format!("{name}: interrupted: its figures are partial; the remaining policies are not run"),
+            );
+            let check = Ok("consistency not checked: the run was interrupted".to_string());
+            outcomes.push(PolicyOutcome { out, check });
+            break;
+        }
         let check = tpcc_cmd::check_database(&copy, false).and_then(|r| database::check_verdict(&r));
         match &check {
             Ok(text) | Err(text) => say(args, format!("{name}: {text}")),

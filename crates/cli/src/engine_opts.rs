@@ -56,6 +56,37 @@ pub fn with_recovery_bound(engine: &EngineRunArgs, policy: &PolicySpec) -> Resul
     }
 }
 
+/// Refuses a redo capacity smaller than the engine needs with `page` pages
+/// (`flag` names where it came from), before anything on disk changes.
+pub fn check_redo_flag(flag_text: &str, redo_bytes: u64, page: flushwise_engine::page::PageSize) -> Result<(), String> {
+    let min = flushwise_engine::db::Database::redo_bytes_min(&DbOptions {
+        page_size: page,
+        ..DbOptions::default()
+    });
+    if redo_bytes < min {
+        return Err(format!(
+            "{flag_text}: the redo log must be at least {} ({min} bytes) with {}-byte pages: the buffer pool keeps 4 pages per thread and 8 more free in it, under half its capacity; give --redo {}MiB or more (nothing was changed)",
+            flushwise_lab::database::human_bytes(min),
+            page.bytes(),
+            min.div_ceil(1 << 20)
+        ));
+    }
+    if redo_bytes % flushwise_engine::redo::BLOCK_SIZE as u64 != 0 {
+        return Err(format!(
+            "{flag_text}: the redo log's size must be a multiple of {} bytes (nothing was changed)",
+            flushwise_engine::redo::BLOCK_SIZE
+        ));
+    }
+    Ok(())
+}
+
+/// `--buffer-pool` against this machine's memory, before anything else.
+pub fn check_pool_flag(engine: &EngineRunArgs) -> Result<(), String> {
+    let buffer_pool_bytes = size_flag("--buffer-pool", engine.buffer_pool())?;
+    flushwise_lab::database::require_pool_fits_memory(buffer_pool_bytes)
+        .map_err(|e| format!("--buffer-pool {}: {e}", engine.buffer_pool()))
+}
+
 /// Options to open a prepared database with the run's engine settings.
 pub fn run_options(
     location: &DbLocationArgs,
@@ -66,6 +97,10 @@ pub fn run_options(
     let page_size = PageSize::new(manifest.page_size_bytes as usize)
         .map_err(|e| format!("{MANIFEST_FILE}: page size {}: {e}", manifest.page_size_bytes))?;
     let redo = engine.redo.as_deref().map(|r| size_flag("--redo", r)).transpose()?;
+    if let (Some(bytes), Some(text)) = (redo, engine.redo.as_deref()) {
+        // Before the open resizes anything.
+        check_redo_flag(&format!("--redo {text}"), bytes, page_size)?;
+    }
     let buffer_pool_bytes = size_flag("--buffer-pool", engine.buffer_pool())?;
     let frames = buffer_pool_bytes / manifest.page_size_bytes as u64;
     if frames < RUN_POOL_FRAMES_MIN {

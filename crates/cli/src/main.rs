@@ -15,7 +15,8 @@
 //!
 //! Conventions: any bad input prints one line `error: <message>` naming the
 //! flag and what is accepted, and exits 2 (clap's own usage errors exit 2
-//! too). Every run prints its seed, config hash and commit before it starts:
+//! too). An engine run stopped by Ctrl-C or SIGTERM prints its partial
+//! result and exits 128 + the signal number (130, 143). Every run prints its seed, config hash and commit before it starts:
 //! to stdout for tables, to stderr for json/csv so stdout stays
 //! machine-readable.
 
@@ -23,6 +24,7 @@ mod args;
 mod compare_cmd;
 mod crash_cmd;
 mod engine_opts;
+mod interrupt;
 mod lab_cmd;
 mod sim_cmd;
 mod torture_cmd;
@@ -70,6 +72,9 @@ fn main() -> ExitCode {
         Command::IoerrSweep(a) => torture_cmd::ioerr_sweep(&a),
     };
     match outcome {
+        // Stopped by Ctrl-C / SIGTERM: the partial result is out; exit as
+        // a shell reports a command a signal stopped.
+        Ok(()) if interrupt::requested() => ExitCode::from(interrupt::exit_code().unwrap_or(130)),
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
             // One line, whatever the message carried.

@@ -1,21 +1,27 @@
 //! `tpcc prepare | run | check | export`: TPC-C on the real engine.
 //!
 //! `prepare` creates the database and loads it (refusing a directory that
-//! already holds one), then writes the manifest. `run` opens it with the
-//! run's engine settings (pool, policy, device, doublewrite, flush mode;
-//! `--redo` resizes the log of the cleanly closed database), drives the mix
-//! and prints per-interval lines and a final summary; `check` verifies the
+//! already holds one, finished or not, unless `--force` wipes it), then
+//! writes the manifest; a load marker names a load that was interrupted.
+//! `run` opens it with the run's engine settings (pool, policy, device,
+//! doublewrite, flush mode; `--redo` resizes the log of the cleanly closed
+//! database), drives the mix and prints per-interval lines and a final
+//! summary (a partial one after Ctrl-C or SIGTERM); `check` verifies the
 //! consistency conditions and fails (exit 2) naming each violation;
 //! `export` writes the nine tables as CSV.
+//!
+//! Flags are checked before the directory is touched. Every command holds
+//! the database's directory lock from before it reads the manifest until
+//! after it closed the database ([`database::open_prepared`]).
 
 use std::io::Write as _;
 use std::path::Path;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use flushwise_engine::db::{Database, DbOptions};
+use flushwise_engine::db::{Database, DbOptions, DirLock};
 use flushwise_workloads::tpcc::{self, CheckReport, LoadConfig, LoadProgress, RunConfig};
 
 use crate::args::{
@@ -30,9 +36,10 @@ use flushwise_lab::steady::Warmup;
 use flushwise_lab::COMMIT;
 
 /// Options to open a prepared database for `check` / `export` (a modest
-/// pool; nothing else matters for reading).
-fn read_options(location: &DbLocationArgs, manifest: &Manifest) -> Result<DbOptions, String> {
+/// pool; nothing else matters for reading), under the caller's lock.
+fn read_options(location: &DbLocationArgs, manifest: &Manifest, lock: Arc<DirLock>) -> Result<DbOptions, String> {
     Ok(DbOptions {
+        dir_lock: Some(lock),
         redo_dir: location.redo_dir.clone(),
         page_size: flushwise_engine::page::PageSize::new(manifest.page_size_bytes as usize)
             .map_err(|e| format!("{}: page size: {e}", database::MANIFEST_FILE))?,
@@ -53,37 +60,73 @@ fn open(dir: &Path, options: DbOptions) -> Result<Database, String> {
     Ok(db)
 }
 
+/// What `prepare` loads, from its flags.
+pub struct PrepareSpec<'a> {
+    pub warehouses: u32,
+    pub threads: usize,
+    pub seed: u64,
+    pub page_size: &'a str,
+    pub redo: &'a str,
+    pub buffer_pool: &'a str,
+    /// Wipe a database already in the directory (finished or not).
+    pub force: bool,
+}
+
 /// Creates and loads; returns the manifest written and a one-line summary
-/// (the caller prints it where its output format allows).
-pub fn prepare_database(
-    location: &DbLocationArgs,
-    warehouses: u32,
-    threads: usize,
-    seed: u64,
-    page_size: &str,
-    redo: &str,
-    buffer_pool: &str,
-) -> Result<(Manifest, String), String> {
+/// (the caller prints it where its output format allows). Holds the
+/// directory lock throughout; the load marker is there from before the
+/// database is created until after the manifest is durable.
+pub fn prepare_database(location: &DbLocationArgs, spec: &PrepareSpec<'_>) -> Result<(Manifest, String), String> {
     let dir = &location.dir;
+    let warehouses = spec.warehouses;
     if warehouses == 0 {
         return Err("--warehouses 0: at least one warehouse is needed".into());
     }
-    if Manifest::path(dir).exists() || dir.join("flushwise.data").exists() {
-        return Err(format!(
-            "--dir {}: a database is already here; remove the directory or choose another",
-            dir.display()
-        ));
+    let page = engine_opts::page_size(spec.page_size)?;
+    let redo_bytes = size_flag("--redo", spec.redo)?;
+    engine_opts::check_redo_flag(&format!("--redo {}", spec.redo), redo_bytes, page)?;
+    let buffer_pool_bytes = size_flag("--buffer-pool", spec.buffer_pool)?;
+    database::require_pool_fits_memory(buffer_pool_bytes)
+        .map_err(|e| format!("--buffer-pool {}: {e}", spec.buffer_pool))?;
+    let io = engine_opts::io_mode(&location.io)?;
+
+    let redo_dir = location.redo_dir.as_deref();
+    for d in std::iter::once(dir.as_path()).chain(redo_dir) {
+        std::fs::create_dir_all(d).map_err(|e| format!("{}: cannot create the directory: {e}", d.display()))?;
     }
-    let page = engine_opts::page_size(page_size)?;
-    let redo_bytes = size_flag("--redo", redo)?;
+    let lock = database::lock_dirs(dir, redo_dir)?;
+    match database::prepared_state(dir, redo_dir) {
+        database::PreparedState::Empty => {}
+        _ if spec.force => database::wipe_database(dir, redo_dir)?,
+        database::PreparedState::Prepared => {
+            return Err(format!(
+                "--dir {}: a database is already here; remove the directory, choose another, or add --force to wipe it and load again",
+                dir.display()
+            ))
+        }
+        database::PreparedState::Unfinished => {
+            return Err(format!(
+                "{} (add --force to this command)",
+                database::unfinished_prepare_error(dir)
+            ))
+        }
+    }
     let needed = database::database_bytes_estimate(warehouses, redo_bytes);
     database::require_free(dir, needed, &format!("a {warehouses}-warehouse database"))?;
+    database::write_load_marker(
+        dir,
+        &format!(
+            "tpcc prepare of {warehouses} warehouses by process {} (commit {COMMIT}) has not finished\n",
+            std::process::id()
+        ),
+    )?;
     let options = DbOptions {
         redo_dir: location.redo_dir.clone(),
         page_size: page,
-        buffer_pool_bytes: size_flag("--buffer-pool", buffer_pool)?,
+        buffer_pool_bytes,
         redo_bytes,
-        io: engine_opts::io_mode(&location.io)?,
+        io,
+        dir_lock: Some(Arc::clone(&lock)),
         ..DbOptions::default()
     };
     let db = Database::create(dir, options).map_err(|e| format!("{}: {e}", dir.display()))?;
@@ -111,8 +154,8 @@ pub fn prepare_database(
     };
     let config = LoadConfig {
         warehouses,
-        threads,
-        seed,
+        threads: spec.threads,
+        seed: spec.seed,
         ..LoadConfig::default()
     };
     let report = tpcc::prepare(&db, &config, &progress).map_err(|e| format!("tpcc prepare: {e}"))?;
@@ -125,13 +168,16 @@ pub fn prepare_database(
         warehouses,
         page_size_bytes: page.bytes() as u32,
         redo_bytes,
-        seed,
+        seed: spec.seed,
         rows: report.rows_loaded,
         load_seconds: started.elapsed().as_secs_f64(),
         database_bytes: database::dir_bytes(dir)?,
         commit: COMMIT.to_string(),
+        data_file_bytes: Manifest::data_file_bytes_of(dir, redo_dir)?,
     };
     manifest.write(dir)?;
+    database::remove_load_marker(dir)?;
+    drop(lock);
     let summary = format!(
         "prepared {} warehouses in {}: {} rows in {:.1} s ({:.0} rows/s, {} threads), {} on disk; seed={} commit={}",
         warehouses,
@@ -141,7 +187,7 @@ pub fn prepare_database(
         report.rows_per_s,
         report.threads,
         human_bytes(manifest.database_bytes),
-        seed,
+        spec.seed,
         COMMIT
     );
     Ok((manifest, summary))
@@ -152,22 +198,22 @@ pub fn prepare(args: &TpccPrepareArgs) -> Result<(), String> {
         .threads
         .unwrap_or_else(flushwise_lab::sim_runner::default_jobs)
         .max(1);
-    prepare_database(
-        &args.location,
-        args.warehouses,
+    let spec = PrepareSpec {
+        warehouses: args.warehouses,
         threads,
-        args.seed,
-        &args.page_size,
-        &args.redo,
-        &args.buffer_pool,
-    )
-    .map(|(_, summary)| println!("{summary}"))
+        seed: args.seed,
+        page_size: &args.page_size,
+        redo: &args.redo,
+        buffer_pool: &args.buffer_pool,
+        force: args.force,
+    };
+    prepare_database(&args.location, &spec).map(|(_, summary)| println!("{summary}"))
 }
 
 /// Runs the consistency check on a closed database directory.
 pub fn check_database(location: &DbLocationArgs, condition_11: bool) -> Result<CheckReport, String> {
-    let manifest = Manifest::read(&location.dir)?;
-    let db = open(&location.dir, read_options(location, &manifest)?)?;
+    let (lock, manifest) = database::open_prepared(&location.dir, location.redo_dir.as_deref())?;
+    let db = open(&location.dir, read_options(location, &manifest, lock)?)?;
     let report = tpcc::check(&db, condition_11).map_err(|e| format!("tpcc check: {e}"))?;
     db.close().map_err(|e| format!("{}: {e}", location.dir.display()))?;
     Ok(report)
@@ -181,8 +227,9 @@ pub fn check(args: &TpccCheckArgs) -> Result<(), String> {
 }
 
 pub fn export(args: &TpccExportArgs) -> Result<(), String> {
-    let manifest = Manifest::read(&args.location.dir)?;
-    let db = open(&args.location.dir, read_options(&args.location, &manifest)?)?;
+    let location = &args.location;
+    let (lock, manifest) = database::open_prepared(&location.dir, location.redo_dir.as_deref())?;
+    let db = open(&location.dir, read_options(location, &manifest, lock)?)?;
     let report = tpcc::export(&db, &args.out).map_err(|e| format!("tpcc export: {e}"))?;
     db.close()
         .map_err(|e| format!("{}: {e}", args.location.dir.display()))?;
@@ -218,9 +265,15 @@ pub fn run_config(engine: &crate::args::EngineRunArgs) -> Result<(RunConfig, Opt
 
 pub fn run(args: &TpccRunArgs) -> Result<(), String> {
     let dir = &args.location.dir;
-    let manifest = Manifest::read(dir)?;
-    let options = engine_opts::run_options(&args.location, &args.engine, &args.policy, &manifest)?;
-    let (run, steady_warmup_min) = run_config(&args.engine)?;
+    // Flags first: nothing is read or locked for a run that cannot start.
+    engine_opts::check_pool_flag(&args.engine)?;
+    let (mut run, steady_warmup_min) = run_config(&args.engine)?;
+    let (lock, manifest) = database::open_prepared(dir, args.location.redo_dir.as_deref())?;
+    let mut options = engine_opts::run_options(&args.location, &args.engine, &args.policy, &manifest)?;
+    options.dir_lock = Some(lock);
+    // From here on Ctrl-C / SIGTERM end the run early with a partial
+    // summary and a clean close.
+    run.interrupt = Some(crate::interrupt::install()?);
     let spec = EngineRunSpec {
         dir,
         options,

@@ -5,6 +5,7 @@
 pub mod btree;
 pub mod buffer;
 pub mod db;
+pub mod memory;
 pub mod page;
 pub mod page_store;
 pub mod redo;

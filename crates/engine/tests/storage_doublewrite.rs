@@ -6,7 +6,7 @@ mod common;
 use std::sync::Arc;
 
 use common::{faulty_file, page_image, tablespace_over, PAGE};
-use flushwise_core::PageId;
+use flushwise_core::{Lsn, PageId};
 use flushwise_engine::storage::{open_file, BufferedFile, Doublewrite, FaultPlan, IoMode, StorageBackend, Tablespace};
 
 const SLOTS: u32 = 8;
@@ -83,7 +83,7 @@ fn doublewrite_repairs_torn_page_at_recovery() {
     let err = ts.read_page(2, &mut buf).unwrap_err();
     assert!(err.is_corrupt_page(), "{err}");
 
-    let report = dw.recover(&[&ts]).unwrap();
+    let report = dw.recover(&[&ts], Lsn::ZERO).unwrap();
     assert_eq!(report.repaired, vec![PageId::new(1, 2)]);
     assert_eq!(report.pages_checked, 3, "pages 1, 2 and 3 have copies");
     assert_eq!(report.valid_copies, 4, "slots 0,1 hold batch 2; slots 2,3 batch 1");
@@ -96,7 +96,7 @@ fn doublewrite_repairs_torn_page_at_recovery() {
         assert_eq!(buf, page_image(ts.page_id(no as u32), lsn));
     }
     // Recovery is idempotent.
-    assert!(dw.recover(&[&ts]).unwrap().repaired.is_empty());
+    assert!(dw.recover(&[&ts], Lsn::ZERO).unwrap().repaired.is_empty());
 }
 
 #[test]
@@ -113,7 +113,7 @@ fn torn_doublewrite_copy_is_ignored_and_in_place_page_kept() {
     drop((ts, dw));
 
     let (ts, dw) = db.open();
-    let report = dw.recover(&[&ts]).unwrap();
+    let report = dw.recover(&[&ts], Lsn::ZERO).unwrap();
     assert_eq!(report.torn_copies, 1);
     assert!(report.repaired.is_empty());
     let mut buf = ts.new_page_buf();
@@ -133,7 +133,7 @@ fn newest_copy_wins_when_stale_copies_linger_in_other_slots() {
     raw.write(PAGE.offset_of(3) + 8192, &page_image(ts.page_id(3), 10)[8192..])
         .unwrap();
 
-    let report = dw.recover(&[&ts]).unwrap();
+    let report = dw.recover(&[&ts], Lsn::ZERO).unwrap();
     assert_eq!(report.repaired, vec![PageId::new(1, 3)]);
     let mut buf = ts.new_page_buf();
     assert_eq!(ts.read_page(3, &mut buf).unwrap().lsn.0, 50);
@@ -193,7 +193,7 @@ fn failed_write_or_fsync_at_any_point_of_a_batch_leaves_every_page_old_or_new() 
                 drop((ts, dw));
 
                 let (ts, dw) = db.open();
-                dw.recover(&[&ts]).unwrap();
+                dw.recover(&[&ts], Lsn::ZERO).unwrap();
                 let mut buf = ts.new_page_buf();
                 for no in 0..4 {
                     let lsn = ts.read_page(no, &mut buf).unwrap().lsn.0;
@@ -279,4 +279,58 @@ fn batch_in_place_writes_are_in_flight_together() {
         ts.read_page(no as u32, &mut buf).unwrap();
         assert_eq!(&buf[..], &img[..], "page {no}");
     }
+}
+
+/// Finding 2 of issue #14: a copy of page 1 from an early batch lingers in
+/// a slot after later batches wrote page 1 again (LSN 30) and moved the
+/// checkpoint past it. Page 1 is then damaged in place. Restoring the
+/// lingering copy (LSN 10) would silently undo the committed update at
+/// LSN 30: recovery must refuse it and name the page instead.
+#[test]
+fn stale_doublewrite_copy_is_never_restored_over_a_committed_update() {
+    let db = Db::new();
+    let (ts, dw) = db.open();
+    ts.extend(4).unwrap();
+    db.write_version(&ts, &dw, 4, 10); // slots 0..4: pages 0..4 at LSN 10
+    let p1 = page_image(ts.page_id(1), 30);
+    dw.write_batch(&[(&ts, 1, &p1)]).unwrap(); // slot 0: page 1 at LSN 30
+    let p0 = page_image(ts.page_id(0), 40);
+    dw.write_batch(&[(&ts, 0, &p0)]).unwrap(); // slot 0: page 0 at LSN 40
+                                               // Slot 1 still holds page 1 at LSN 10; in place it is at LSN 30, and the
+                                               // checkpoint (LSN 45) says every change before it is in the data file.
+    let checkpoint = Lsn(45);
+    let raw = BufferedFile::open(ts.path(), false).unwrap();
+    raw.write(PAGE.offset_of(1) + 4096, &[0xA5; 512]).unwrap();
+    raw.sync_data().unwrap();
+    drop((ts, dw));
+
+    let (ts, dw) = db.open();
+    let err = dw
+        .recover(&[&ts], checkpoint)
+        .expect_err("a copy older than the checkpoint must not be restored");
+    let msg = err.to_string();
+    assert!(msg.contains("page 1") && msg.contains("t1.ibd"), "{msg}");
+    assert!(msg.contains("older than the checkpoint"), "{msg}");
+    // Nothing was written over the damaged page: it still reads as corrupt
+    // (not as the stale LSN 10 version).
+    let mut buf = ts.new_page_buf();
+    assert!(ts.read_page(1, &mut buf).unwrap_err().is_corrupt_page());
+
+    // A copy that does not match the page it would replace is refused too:
+    // page 2's slot is rewritten to claim page 3 while page 3 in place
+    // names itself page 2 (a misdirected write).
+    let p2_as_3 = page_image(ts.page_id(3), 50);
+    let p3_in_place_is_2 = page_image(ts.page_id(2), 50);
+    raw.write(PAGE.offset_of(3), &p3_in_place_is_2).unwrap();
+    raw.sync_data().unwrap();
+    let dw_raw = BufferedFile::open(dw.path(), false).unwrap();
+    dw_raw.write(PAGE.offset_of(2), &p2_as_3).unwrap();
+    // Repair page 1 by hand so only page 3 is in question.
+    raw.write(PAGE.offset_of(1), &p1).unwrap();
+    raw.sync_data().unwrap();
+    let err = dw
+        .recover(&[&ts], Lsn(10))
+        .expect_err("a copy of another page than the one in place must not be restored");
+    let msg = err.to_string();
+    assert!(msg.contains("page 3") && msg.contains("names page 2"), "{msg}");
 }

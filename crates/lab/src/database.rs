@@ -4,9 +4,18 @@
 //!
 //! The manifest (`flushwise-tpcc.json`, written by `prepare` after the load
 //! completed) records what later commands must agree on (page size) and what
-//! produced the data (warehouses, seed, commit). The database itself also
-//! knows whether its load completed (`tpcc::loaded_warehouses`): the manifest
-//! is a convenience, never the only proof.
+//! produced the data (warehouses, seed, commit, the data file's size). The
+//! database itself also knows whether its load completed
+//! (`tpcc::loaded_warehouses`): the manifest is a convenience, never the
+//! only proof.
+//!
+//! `prepare` writes a load marker (`flushwise-tpcc.loading`) before it
+//! creates anything and removes it after the manifest is durable, so a
+//! directory a killed `prepare` left behind is named as such
+//! ([`PreparedState::Unfinished`]), and `prepare --force` wipes and loads
+//! again. Every command takes the database's directory lock
+//! ([`flushwise_engine::db::DirLock`]) before it reads or changes a file
+//! there, and hands it to the database it opens.
 //!
 //! Invariant: a copy is complete and fsynced before a run opens it, so every
 //! policy starts from the same bytes.
@@ -14,6 +23,10 @@
 use flushwise_core::device::DeviceSpec;
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use flushwise_engine::db::dir_lock::LOCK_FILE;
+use flushwise_engine::db::{DbOptions, DbPaths, DirLock};
 
 use serde::{Deserialize, Serialize};
 
@@ -22,6 +35,9 @@ use flushwise_workloads::tpcc::CheckReport;
 
 /// The manifest's file name inside a database directory.
 pub const MANIFEST_FILE: &str = "flushwise-tpcc.json";
+/// Present while `prepare` runs: a directory that still has it after
+/// `prepare` ended holds an unfinished load.
+pub const LOAD_MARKER_FILE: &str = "flushwise-tpcc.loading";
 
 /// What `prepare` left in a database directory.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -34,6 +50,11 @@ pub struct Manifest {
     pub load_seconds: f64,
     pub database_bytes: u64,
     pub commit: String,
+    /// `flushwise.data` when the load finished (it only grows after that):
+    /// a shorter file was truncated. 0 in manifests written before it was
+    /// recorded (no check).
+    #[serde(default)]
+    pub data_file_bytes: u64,
 }
 
 impl Manifest {
@@ -58,10 +79,168 @@ impl Manifest {
         serde_json::from_str(&text).map_err(|e| format!("{}: not a flushwise manifest: {e}", path.display()))
     }
 
+    /// Writes the manifest durably and whole: beside it first, synced, then
+    /// renamed over any old one and the directory synced.
     pub fn write(&self, dir: &Path) -> Result<(), String> {
         let path = Self::path(dir);
         let text = serde_json::to_string_pretty(self).map_err(|e| format!("cannot render the manifest: {e}"))?;
-        fs::write(&path, text + "\n").map_err(|e| format!("{}: cannot write: {e}", path.display()))
+        let tmp = dir.join(format!("{MANIFEST_FILE}.tmp"));
+        let write = || -> std::io::Result<()> {
+            let mut file = fs::File::create(&tmp)?;
+            std::io::Write::write_all(&mut file, (text + "\n").as_bytes())?;
+            file.sync_all()?;
+            fs::rename(&tmp, &path)?;
+            sync_dir(dir)
+        };
+        write().map_err(|e| format!("{}: cannot write: {e}", path.display()))
+    }
+}
+
+fn sync_dir(dir: &Path) -> std::io::Result<()> {
+    fs::File::open(dir).and_then(|d| d.sync_all())
+}
+
+/// What a directory holds, as far as `tpcc` commands are concerned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PreparedState {
+    /// No database file, no manifest.
+    Empty,
+    /// `prepare` finished: the manifest is there, the load marker is not.
+    Prepared,
+    /// `prepare` started and did not finish: the load marker is there, or
+    /// database files without a manifest.
+    Unfinished,
+}
+
+/// The database files under `dir` (and `redo_dir`), as the engine names
+/// them, plus the redo log's resize scratch file.
+fn database_files(dir: &Path, redo_dir: Option<&Path>) -> Vec<PathBuf> {
+    let options = DbOptions {
+        redo_dir: redo_dir.map(Path::to_path_buf),
+        ..DbOptions::default()
+    };
+    let paths = DbPaths::new(dir, &options);
+    let mut resize = paths.redo.clone().into_os_string();
+    resize.push(".resize");
+    vec![paths.data, paths.doublewrite, paths.redo, PathBuf::from(resize)]
+}
+
+/// The state of `dir` (see [`PreparedState`]).
+pub fn prepared_state(dir: &Path, redo_dir: Option<&Path>) -> PreparedState {
+    if dir.join(LOAD_MARKER_FILE).exists() {
+        return PreparedState::Unfinished;
+    }
+    let manifest = Manifest::path(dir).exists();
+    let files = database_files(dir, redo_dir).iter().any(|p| p.exists());
+    match (manifest, files) {
+        (true, _) => PreparedState::Prepared,
+        (false, true) => PreparedState::Unfinished,
+        (false, false) => PreparedState::Empty,
+    }
+}
+
+/// Why a command refuses the directory a killed `prepare` left.
+pub fn unfinished_prepare_error(dir: &Path) -> String {
+    format!(
+        "--dir {}: the `tpcc prepare` that created this database did not finish (it was interrupted: {}); run `flushwise tpcc prepare --dir {} --force` to wipe it and load again",
+        dir.display(),
+        if dir.join(LOAD_MARKER_FILE).exists() {
+            format!("{LOAD_MARKER_FILE} is still there")
+        } else {
+            format!("database files but no {MANIFEST_FILE}")
+        },
+        dir.display()
+    )
+}
+
+/// Locks the database's directories (`dir`, and `redo_dir` when given; each
+/// must exist) for the caller, who hands the lock to the database it opens
+/// ([`DbOptions::dir_lock`]). Refused, naming the holder's pid, while
+/// another process has the database open.
+pub fn lock_dirs(dir: &Path, redo_dir: Option<&Path>) -> Result<Arc<DirLock>, String> {
+    let mut dirs = vec![dir];
+    dirs.extend(redo_dir);
+    DirLock::acquire(&dirs).map(Arc::new).map_err(|e| e.to_string())
+}
+
+/// Locks a prepared database for a command that opens it (`run`, `check`,
+/// `export`, a copy's source) and reads its manifest: refuses a directory
+/// without a database, a load that did not finish, and a data file
+/// shorter than when the load finished (naming both sizes).
+pub fn open_prepared(dir: &Path, redo_dir: Option<&Path>) -> Result<(Arc<DirLock>, Manifest), String> {
+    if !dir.is_dir() || prepared_state(dir, redo_dir) == PreparedState::Empty {
+        // Manifest::read names the missing database and the fix (and no
+        // lock file is left in a directory that holds no database).
+        let missing = format!("--dir {}: no prepared TPC-C database here", dir.display());
+        return Err(Manifest::read(dir).err().unwrap_or(missing));
+    }
+    let lock = lock_dirs(dir, redo_dir)?;
+    match prepared_state(dir, redo_dir) {
+        PreparedState::Unfinished => return Err(unfinished_prepare_error(dir)),
+        PreparedState::Empty | PreparedState::Prepared => {}
+    }
+    let manifest = Manifest::read(dir)?;
+    let data = database_files(dir, redo_dir).remove(0);
+    let data_bytes = fs::metadata(&data)
+        .map_err(|e| format!("{}: {e}", data.display()))?
+        .len();
+    if data_bytes < manifest.data_file_bytes {
+        return Err(format!(
+            "{}: the data file is shorter than expected: it is {data_bytes} bytes, but it was {} bytes when `tpcc prepare` finished ({MANIFEST_FILE}), and it only grows; it was truncated or replaced: restore it from a copy, or load again with `flushwise tpcc prepare --dir {} --force`",
+            data.display(),
+            manifest.data_file_bytes,
+            dir.display()
+        ));
+    }
+    Ok((lock, manifest))
+}
+
+/// Removes the database files, the manifest and the load marker of `dir`
+/// (`prepare --force`); the caller holds the directory lock. Other files
+/// are left alone.
+pub fn wipe_database(dir: &Path, redo_dir: Option<&Path>) -> Result<(), String> {
+    let mut files = database_files(dir, redo_dir);
+    files.extend([Manifest::path(dir), dir.join(LOAD_MARKER_FILE)]);
+    for path in files {
+        match fs::remove_file(&path) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(format!("{}: cannot remove: {e}", path.display())),
+        }
+    }
+    for d in std::iter::once(dir).chain(redo_dir) {
+        sync_dir(d).map_err(|e| format!("{}: cannot sync: {e}", d.display()))?;
+    }
+    Ok(())
+}
+
+/// Writes the load marker durably (`prepare`, before the database exists).
+pub fn write_load_marker(dir: &Path, text: &str) -> Result<(), String> {
+    let path = dir.join(LOAD_MARKER_FILE);
+    let write = || -> std::io::Result<()> {
+        let mut file = fs::File::create(&path)?;
+        std::io::Write::write_all(&mut file, text.as_bytes())?;
+        file.sync_all()?;
+        sync_dir(dir)
+    };
+    write().map_err(|e| format!("{}: cannot write: {e}", path.display()))
+}
+
+/// Removes the load marker durably (`prepare`, after the manifest).
+pub fn remove_load_marker(dir: &Path) -> Result<(), String> {
+    let path = dir.join(LOAD_MARKER_FILE);
+    fs::remove_file(&path)
+        .and_then(|()| sync_dir(dir))
+        .map_err(|e| format!("{}: cannot remove: {e}", path.display()))
+}
+
+impl Manifest {
+    /// The data file's size now (recorded by `prepare`).
+    pub fn data_file_bytes_of(dir: &Path, redo_dir: Option<&Path>) -> Result<u64, String> {
+        let data = database_files(dir, redo_dir).remove(0);
+        fs::metadata(&data)
+            .map(|m| m.len())
+            .map_err(|e| format!("{}: {e}", data.display()))
     }
 }
 
@@ -147,7 +326,8 @@ pub fn copy_database(from: &Path, to: &Path) -> Result<(), String> {
         let meta = entry
             .metadata()
             .map_err(|e| format!("{}: {e}", entry.path().display()))?;
-        if !meta.is_file() {
+        // The lock file belongs to the source's holder, not to the copy.
+        if !meta.is_file() || entry.file_name() == LOCK_FILE {
             continue;
         }
         let target = to.join(entry.file_name());
@@ -183,16 +363,24 @@ pub fn device_flag(words: &[String]) -> Result<Option<DeviceSpec>, String> {
 /// This machine's memory, from `/proc/meminfo` (`MemTotal`); `None` where
 /// it cannot be read.
 pub fn memory_bytes() -> Option<u64> {
-    let text = fs::read_to_string("/proc/meminfo").ok()?;
-    let line = text.lines().find(|l| l.starts_with("MemTotal:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
+    flushwise_engine::memory::total_bytes()
 }
 
-/// Refuses an engine pool larger than
-/// [`flushwise_core::limits::engine_pool_bytes_max`] of this machine's
-/// memory (no check where the memory cannot be read).
+/// Refuses an engine pool larger than the memory available now
+/// (`MemAvailable`: its allocation would fail and abort the process, or
+/// swap) or than [`flushwise_core::limits::engine_pool_bytes_max`] of this
+/// machine's memory (no check where the memory cannot be read). The
+/// message gives both numbers.
 pub fn require_pool_fits_memory(pool_bytes: u64) -> Result<(), String> {
+    if let Some(available) = flushwise_engine::memory::available_bytes() {
+        if pool_bytes > available {
+            return Err(format!(
+                "{} is more than the {} of memory available now (MemAvailable in /proc/meminfo); give a smaller pool, or free memory first",
+                human_bytes(pool_bytes),
+                human_bytes(available)
+            ));
+        }
+    }
     match memory_bytes() {
         Some(ram) if pool_bytes > flushwise_core::limits::engine_pool_bytes_max(ram) => Err(format!(
             "{} does not fit this machine's {} of memory (at most {}: the rest is for the system, the redo buffer and the connections)",

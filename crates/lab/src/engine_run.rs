@@ -450,6 +450,7 @@ pub fn run(
         database_pages: None,
         database_bytes: crate::database::dir_bytes(spec.dir).unwrap_or(0),
         trace_records,
+        partial: run_report.interrupted,
     };
     Ok(EngineRunOutput { result, rows })
 }

@@ -461,7 +461,17 @@ pub fn interval_line(label: &str, row: &flushwise_sim::IntervalRow) -> String {
 pub fn engine_summary_text(r: &RunResult) -> String {
     let f = &r.figures;
     let mut text = String::new();
-    let mut kv: Vec<(&str, String)> = vec![
+    let mut kv: Vec<(&str, String)> = Vec::new();
+    if r.partial {
+        kv.push((
+            "partial result",
+            format!(
+                "interrupted after {:.0} s of warm-up and {:.0} s measured: the figures cover only that",
+                r.warmup_seconds, r.measured_seconds
+            ),
+        ));
+    }
+    kv.extend([
         ("policy", r.policy.clone()),
         ("device", r.device.clone()),
         (
@@ -474,7 +484,7 @@ pub fn engine_summary_text(r: &RunResult) -> String {
             "transactions / rollbacks / retries",
             format!("{} / {} / {}", r.transactions, r.rollbacks, r.retries),
         ),
-    ];
+    ]);
     kv.extend(flushing_rows(r));
     kv.push((
         "warm-up / measured / wall",

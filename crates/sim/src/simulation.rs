@@ -884,6 +884,7 @@ impl Simulation {
             database_pages: Some(self.workload.database_pages()),
             database_bytes: self.workload.database_pages() * u64::from(self.config.page_size_bytes),
             trace_records: None,
+            partial: false,
         }
     }
 

@@ -11,6 +11,7 @@
 //! Both map pages to device byte offsets: each space (table or index) gets
 //! a contiguous region, so an HDD model sees realistic seek distances.
 
+use flushwise_core::limits::CONNECTIONS_MAX;
 use std::collections::{BTreeMap, VecDeque};
 use std::fs::File;
 use std::io::BufReader;
@@ -164,6 +165,18 @@ impl TraceWorkload {
         for record in reader.by_ref() {
             let record = record.map_err(|e| format!("--trace {}: {e}", path.display()))?;
             summary.records += 1;
+            // Agents are numbered from 0, one per connection, and the replay
+            // keeps a queue per agent number: refuse a number past the
+            // connection limit before anything is sized by it.
+            if u64::from(record.agent) >= u64::from(CONNECTIONS_MAX) {
+                return Err(format!(
+                    "--trace {}: record {} has agent id {}; at most {CONNECTIONS_MAX} agents are accepted (ids 0..={}, numbered from 0 by connection): the trace is damaged or was not written by flushwise",
+                    path.display(),
+                    summary.records,
+                    record.agent,
+                    CONNECTIONS_MAX - 1
+                ));
+            }
             max_agent = Some(max_agent.map_or(record.agent, |a: u32| a.max(record.agent)));
             match record.event {
                 TraceEvent::Fix { page, .. } => {

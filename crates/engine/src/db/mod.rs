@@ -93,6 +93,7 @@
 //!    the redo log made durable is recovered at the next open.
 
 pub mod bulk;
+pub mod dir_lock;
 pub mod lock;
 pub mod recovery;
 pub mod store;
@@ -120,6 +121,7 @@ use crate::redo::{FlushMode, RedoError, RedoLog};
 use crate::storage::{EngineStorageError, IoMode, StorageError, StorageOpener};
 
 pub use bulk::{LoadOptions, LoadReport};
+pub use dir_lock::DirLock;
 pub use lock::{LockMode, LockTable, TxnId};
 pub use recovery::RecoveryReport;
 pub use store::SharedStore;
@@ -190,6 +192,11 @@ pub struct DbOptions {
     /// opener the paths only name the files, no directory is created, and
     /// `data_device` and `resize_redo_at_open` are refused.
     pub storage: Option<Arc<dyn StorageOpener>>,
+    /// A lock on the database's directories this process already holds
+    /// ([`DirLock::acquire`]: a caller that also touches files of its own
+    /// there, before the open or after the close). `None`: the open takes
+    /// its own. Either way the database holds the lock while it is open.
+    pub dir_lock: Option<Arc<DirLock>>,
 }
 
 impl Default for DbOptions {
@@ -212,6 +219,7 @@ impl Default for DbOptions {
             verify_pages_at_open: true,
             iteration_records: false,
             storage: None,
+            dir_lock: None,
         }
     }
 }
@@ -303,6 +311,8 @@ pub enum DbError {
     Catalog { path: PathBuf, reason: String },
     #[error("{path}: {reason}")]
     Files { path: PathBuf, reason: String },
+    #[error("{dir}: the database is in use by {holder} (it holds {dir}/{lock_file}); stop that process or wait for it to finish, then try again", dir = .dir.display(), lock_file = dir_lock::LOCK_FILE)]
+    Locked { dir: PathBuf, holder: String },
     #[error("invalid database options: {reason}")]
     Options { reason: String },
     #[error("recovery of {path}: loser transaction {txn}: {reason}")]
@@ -458,6 +468,9 @@ pub struct Database {
     /// Indexes a bulk load is filling now.
     pub(crate) loading: Mutex<HashSet<u32>>,
     pub(crate) report: RecoveryReport,
+    /// Held until the database is closed or dropped; last, so it is
+    /// released after everything else is gone ([`dir_lock`]).
+    pub(crate) dir_lock: Option<Arc<DirLock>>,
 }
 
 impl fmt::Debug for Database {
@@ -510,6 +523,7 @@ impl Database {
             store,
             catalog,
             indexes,
+            dir_lock,
             ..
         } = self;
         drop(indexes);
@@ -521,6 +535,8 @@ impl Database {
             // Still shared (a leaked handle): make everything durable anyway.
             Err(log) => log.wait_durable(log.current_lsn())?,
         }
+        // Only now may another process open the files.
+        drop(dir_lock);
         Ok(())
     }
 
@@ -753,6 +769,58 @@ impl Database {
         Ok(())
     }
 
+    /// The smallest redo capacity these options accept: the buffer pool's
+    /// redo margins (InnoDB 5.6's `log_calc_max_ages`,
+    /// [`flushwise_core::RedoMargins`]) keep 4 pages per thread of
+    /// concurrency plus 8 free, which must stay under half of the log's
+    /// capacity after a 10 % safety cut; rounded up to whole 512-byte
+    /// blocks.
+    pub fn redo_bytes_min(options: &DbOptions) -> u64 {
+        let threads = ShellConfig::default().thread_concurrency;
+        let page_bytes = options.page_size.bytes() as u32;
+        let fits = |capacity_bytes: u64| {
+            let config = flushwise_core::RedoConfig {
+                capacity_bytes,
+                thread_concurrency: threads,
+            };
+            flushwise_core::RedoMargins::compute(&config, page_bytes).is_ok()
+        };
+        let block = crate::redo::BLOCK_SIZE as u64;
+        // free < (c - c/10) / 2 holds from about c > 20/9 free on: start
+        // there and step up a block at a time (a few steps at most).
+        let free = 4 * u64::from(page_bytes) * (10 + u64::from(threads)) + 8 * u64::from(page_bytes);
+        let mut capacity = (free * 20 / 9).div_ceil(block) * block;
+        while !fits(capacity) {
+            capacity += block;
+        }
+        capacity.max(crate::redo::log_file::CAPACITY_BYTES_MIN)
+    }
+
+    /// Checks `options.redo_bytes` as the capacity of a redo log about to
+    /// be created or resized, before any file changes.
+    pub(crate) fn check_redo_bytes(options: &DbOptions) -> Result<()> {
+        use crate::redo::log_file::{capacity_is_valid, CAPACITY_BYTES_MAX};
+        let bytes = options.redo_bytes;
+        let min = Self::redo_bytes_min(options);
+        if bytes < min {
+            return Err(DbError::Options {
+                reason: format!(
+                    "redo_bytes {bytes}: the redo log must be at least {min} bytes with {}-byte pages (the buffer pool keeps 4 pages per thread and 8 more free in it, under half its capacity); give a larger redo log (nothing was changed)",
+                    options.page_size.bytes()
+                ),
+            });
+        }
+        if !capacity_is_valid(bytes) {
+            return Err(DbError::Options {
+                reason: format!(
+                    "redo_bytes {bytes}: must be a multiple of {} bytes, at most {CAPACITY_BYTES_MAX} (nothing was changed)",
+                    crate::redo::BLOCK_SIZE
+                ),
+            });
+        }
+        Ok(())
+    }
+
     pub(crate) fn shell_config(options: &DbOptions) -> Result<ShellConfig> {
         let frames = options.buffer_pool_bytes / options.page_size.bytes_u64();
         let frames = u32::try_from(frames)
@@ -765,6 +833,19 @@ impl Database {
                     options.page_size.bytes()
                 ),
             })?;
+        // The frames are allocated at open: a pool the machine cannot hold
+        // would abort the process (or bring in the OOM killer) instead of
+        // failing here with both numbers.
+        if let Some(available) = crate::memory::available_bytes() {
+            if options.buffer_pool_bytes > available {
+                return Err(DbError::Options {
+                    reason: format!(
+                        "buffer_pool_bytes {} is more than the {available} bytes of memory available now (MemAvailable in /proc/meminfo); give a smaller pool or free memory first",
+                        options.buffer_pool_bytes
+                    ),
+                });
+            }
+        }
         Ok(ShellConfig {
             frames,
             policy: options.policy.clone(),

@@ -4,8 +4,11 @@
 //! 1. open the redo log: its scan yields the complete append groups from
 //!    the last checkpoint (a truncated or corrupt log is the redo layer's
 //!    error, returned as is);
-//! 2. open the data tablespace and the doublewrite file and run
-//!    `Doublewrite::recover`: torn pages with a valid copy are restored;
+//! 2. open the data tablespace (a file shorter than the redo expects is
+//!    refused, naming both sizes) and the doublewrite file and run
+//!    `Doublewrite::recover` with the checkpoint LSN: torn pages with a
+//!    valid copy at or past it are restored, a damaged page whose copy
+//!    cannot be the torn version is refused;
 //! 3. read and verify every data page (`verify_pages_at_open`): a page that
 //!    is still corrupt is [`DbError::CorruptPage`], never used; at once if
 //!    a redo record names it, else after step 6 finds the pending bulk
@@ -205,10 +208,44 @@ fn verify_pages(ts: &Tablespace) -> Result<(u64, Vec<(u32, DbError)>)> {
     Ok((read, corrupt))
 }
 
+/// Step 2, before the doublewrite repair: the data file holds every page
+/// the redo scan changes without creating it. Such a page was created
+/// before the checkpoint, so it was written and synced before it, and a
+/// file without it was cut short. (A page created within the scan may lie
+/// past the end: its extension may not have been durable.)
+fn check_file_covers_redo(ts: &Tablespace, scan: &RecoveryScan) -> Result<()> {
+    let page_count = ts.page_count();
+    let mut created: HashSet<u32> = HashSet::new();
+    for (start, record) in &scan.records {
+        if record.page.space != DATA_SPACE_ID {
+            continue;
+        }
+        match record.kind {
+            RecordKind::PageInit => {
+                created.insert(record.page.page_no);
+            }
+            RecordKind::PageWrite if record.page.page_no >= page_count && !created.contains(&record.page.page_no) => {
+                let by = format!(
+                    "the redo log (a change at lsn {start} to page {}, which was created before the checkpoint)",
+                    record.page.page_no
+                );
+                return Err(ts.shorter_than_expected(record.page.page_no, by).into());
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
 pub(crate) fn open_database(dir: &Path, options: DbOptions, create: bool) -> Result<Database> {
     let started = Instant::now();
+    // Before any file is read or created: one process per directory.
+    let dir_lock = super::dir_lock::for_open(dir, &options, create)?;
     let paths = DbPaths::new(dir, &options);
     let shell_config = Database::shell_config(&options)?;
+    if create || options.resize_redo_at_open {
+        Database::check_redo_bytes(&options)?;
+    }
     let mut report = RecoveryReport::default();
     let storage = options.storage.clone();
     if let Some(opener) = &storage {
@@ -290,11 +327,15 @@ pub(crate) fn open_database(dir: &Path, options: DbOptions, create: bool) -> Res
         data_backend,
         options.page_size,
     )?);
+    if let Some(scan) = &scan {
+        check_file_covers_redo(&ts, scan)?;
+    }
     let dw = if options.doublewrite {
         let backend = open_data_file(&paths.doublewrite, true, 0)?;
         let dw = Doublewrite::open(&paths.doublewrite, backend, options.page_size, DOUBLEWRITE_SLOTS)?;
         if !create {
-            let dw_report = dw.recover(&[&ts])?;
+            let checkpoint_lsn = scan.as_ref().map_or(Lsn::ZERO, |s| s.report.checkpoint_lsn);
+            let dw_report = dw.recover(&[&ts], checkpoint_lsn)?;
             report.pages_repaired_from_doublewrite = dw_report.pages_repaired() as u64;
         }
         Some(Arc::new(dw))
@@ -418,6 +459,7 @@ pub(crate) fn open_database(dir: &Path, options: DbOptions, create: bool) -> Res
         ddl: Mutex::new(()),
         loading: Mutex::new(Default::default()),
         report: RecoveryReport::default(),
+        dir_lock,
     };
     db.load_catalog()?;
     // The applied redo now lives in dirty pages (the pool keeps the

@@ -26,7 +26,12 @@
 //!   of the same page may linger in other slots, so the copy with the
 //!   highest LSN wins;
 //! - a page that verifies in place is left alone, even if a slot holds a
-//!   newer copy (its write was lost whole, not torn; redo replays it).
+//!   newer copy (its write was lost whole, not torn; redo replays it);
+//! - the torn write's copy is never older than the checkpoint recovery
+//!   starts from, and it names the same page as the torn page's header: a
+//!   damaged page whose newest copy fails either test was not torn by the
+//!   crash, and restoring that copy could undo committed changes, so it is
+//!   reported instead.
 //!
 //! Any I/O error during a batch is returned; the backends are `Checked`, so
 //! the failed file refuses further work and recovery at the next open
@@ -176,8 +181,25 @@ impl Doublewrite {
     }
 
     /// Restores every torn in-place page that has a valid copy in the
-    /// doublewrite file. Run before redo recovery.
-    pub fn recover(&self, tablespaces: &[&Tablespace]) -> Result<DoublewriteReport> {
+    /// doublewrite file. Run before redo recovery, with the LSN of the
+    /// checkpoint the redo scan starts from.
+    ///
+    /// A copy is restored only if it can be the version whose in-place
+    /// write was torn (module invariant); otherwise the damaged page is
+    /// [`EngineStorageError::UnrepairablePage`], never silently rolled back:
+    /// - its LSN is at or past `checkpoint_lsn`: a batch's copies are
+    ///   durable before its in-place writes, which complete before the
+    ///   checkpoint can pass the pages' changes; so a copy older than the
+    ///   checkpoint is from an earlier batch whose page has been written
+    ///   (and synced) since, and restoring it would undo committed changes;
+    /// - the damaged page in place (unless all zeros) names the copy's own
+    ///   space and page number and an LSN not above the copy's: a torn write
+    ///   leaves the header of the old or the new version of that page;
+    /// - a copy of a page past the end of the file is restored (the file
+    ///   grown to hold it) only if it is at or past the checkpoint (the
+    ///   extension may not have been durable); an older one means the file
+    ///   lost pages it had: [`EngineStorageError::ShorterThanExpected`].
+    pub fn recover(&self, tablespaces: &[&Tablespace], checkpoint_lsn: Lsn) -> Result<DoublewriteReport> {
         let _batch = self.staging.lock();
         let mut report = DoublewriteReport::default();
         let mut newest: BTreeMap<PageId, (Lsn, AlignedBuf)> = BTreeMap::new();
@@ -207,14 +229,28 @@ impl Doublewrite {
 
         let mut touched: Vec<&Tablespace> = Vec::new();
         let mut in_place = AlignedBuf::zeroed(self.page_size.bytes());
-        for (id, (_, copy)) in &newest {
+        for (id, (copy_lsn, copy)) in &newest {
             let Some(ts) = tablespaces.iter().find(|t| t.space_id() == id.space) else {
                 report.unknown_space_copies += 1;
                 continue;
             };
             self.check_page_size(ts)?;
             report.pages_checked += 1;
+            let unrepairable = |reason: String| EngineStorageError::UnrepairablePage {
+                path: ts.path().to_path_buf(),
+                page_no: id.page_no,
+                reason,
+            };
             if id.page_no >= ts.page_count() {
+                if *copy_lsn < checkpoint_lsn {
+                    return Err(ts.shorter_than_expected(
+                        id.page_no,
+                        format!(
+                            "the doublewrite file (a copy of page {} at lsn {copy_lsn}, written before the checkpoint at lsn {checkpoint_lsn})",
+                            id.page_no
+                        ),
+                    ));
+                }
                 // The extension that made room for the page was not durable.
                 ts.extend(id.page_no + 1 - ts.page_count())?;
             }
@@ -222,6 +258,26 @@ impl Doublewrite {
                 Ok(_) => continue,
                 Err(e) if e.is_corrupt_page() => {}
                 Err(e) => return Err(e),
+            }
+            if *copy_lsn < checkpoint_lsn {
+                return Err(unrepairable(format!(
+                    "its doublewrite copy (lsn {copy_lsn}) is older than the checkpoint at lsn {checkpoint_lsn}, so the page was written since; restoring the copy would undo committed changes"
+                )));
+            }
+            if in_place.iter().any(|b| *b != 0) {
+                let named = page::peek_page_id(&in_place);
+                if named != *id {
+                    return Err(unrepairable(format!(
+                        "the damaged page in place names page {} of space {}, not a torn write of page {} of space {}; its doublewrite copy (lsn {copy_lsn}) is not restored over it",
+                        named.page_no, named.space, id.page_no, id.space
+                    )));
+                }
+                let in_place_lsn = page::peek_lsn(&in_place);
+                if in_place_lsn > *copy_lsn {
+                    return Err(unrepairable(format!(
+                        "its doublewrite copy (lsn {copy_lsn}) is older than the damaged page in place (lsn {in_place_lsn})"
+                    )));
+                }
             }
             ts.write_sealed(id.page_no, copy)?;
             report.repaired.push(*id);

@@ -41,8 +41,24 @@ pub enum EngineStorageError {
         page_no: u32,
         page_count: u32,
     },
-    #[error("{path}: file length {len} is not a multiple of the page size {page_size}")]
+    #[error("{path}: file length {len} bytes is not a multiple of the page size {page_size}: its last page is cut short (the file was truncated or damaged); restore it from a backup or a copy")]
     PartialPage { path: PathBuf, len: u64, page_size: usize },
+    #[error("{path}: the data file is shorter than {expected_by} expects: it is {len_bytes} bytes ({page_count} pages), but page {page_no} needs at least {needed_bytes} bytes; the file was truncated or replaced: restore it from a backup or a copy")]
+    ShorterThanExpected {
+        path: PathBuf,
+        len_bytes: u64,
+        page_count: u32,
+        page_no: u32,
+        needed_bytes: u64,
+        /// What knows the page exists (the doublewrite file, the redo log).
+        expected_by: String,
+    },
+    #[error("{path}: page {page_no} is corrupt and its doublewrite copy cannot repair it: {reason}; restore the database from a backup or a copy")]
+    UnrepairablePage {
+        path: PathBuf,
+        page_no: u32,
+        reason: String,
+    },
     #[error("{path}: cannot grow by {n_pages} pages from {page_count}: page numbers are 32-bit")]
     TooManyPages {
         path: PathBuf,
@@ -180,6 +196,20 @@ impl Tablespace {
 
     pub fn backend(&self) -> &Arc<dyn StorageBackend> {
         &self.backend
+    }
+
+    /// The error for a page past the end that `expected_by` says must
+    /// exist: the file was cut short.
+    pub fn shorter_than_expected(&self, page_no: u32, expected_by: String) -> EngineStorageError {
+        let page_count = self.page_count();
+        EngineStorageError::ShorterThanExpected {
+            path: self.path.clone(),
+            len_bytes: self.page_size.offset_of(page_count),
+            page_count,
+            page_no,
+            needed_bytes: self.page_size.offset_of(page_no) + self.page_size.bytes_u64(),
+            expected_by,
+        }
     }
 
     /// A zeroed, aligned buffer of one page.

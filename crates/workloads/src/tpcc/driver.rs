@@ -28,6 +28,10 @@
 //!   earlier ([`AfterInterval::EndWarmup`], e.g. once the page cleaner's
 //!   parameters are steady); the measured window then starts at once and
 //!   still lasts `duration`. [`RunReport::warmup_s`] is the warm-up run.
+//! - [`RunConfig::interrupt`], set from outside (a signal handler), ends
+//!   the run early: the measured window ends then, terminals finish the
+//!   transaction in hand, and the report covers what ran, marked
+//!   [`RunReport::interrupted`] (an interrupted warm-up measures nothing).
 //! - NOPM = New-Orders committed per minute of the window; `tpm_total` =
 //!   transactions of every type completed (committed or rolled back by
 //!   New-Order's rule) per minute. Never "tpmC".
@@ -64,6 +68,8 @@ pub struct RunConfig {
     /// Home warehouses used, 1..=W; `None` = every loaded warehouse.
     pub warehouses: Option<u32>,
     pub retries_max: u32,
+    /// Set to end the run early (Ctrl-C, SIGTERM); `None`: runs its course.
+    pub interrupt: Option<Arc<AtomicBool>>,
 }
 
 impl Default for RunConfig {
@@ -78,6 +84,7 @@ impl Default for RunConfig {
             keying_think: false,
             warehouses: None,
             retries_max: RETRIES_MAX_DEFAULT,
+            interrupt: None,
         }
     }
 }
@@ -165,7 +172,12 @@ pub struct RunReport {
     pub connections: u32,
     pub seed: u64,
     pub warmup_s: f64,
+    /// The measured window: the configured duration, or what ran of it
+    /// when interrupted.
     pub duration_s: f64,
+    /// [`RunConfig::interrupt`] ended the run before its end: the figures
+    /// are of a partial window.
+    pub interrupted: bool,
     pub constants: NurandConstants,
     pub per_type: Vec<TypeCounts>,
     pub commits: u64,
@@ -380,6 +392,15 @@ impl Shared<'_> {
     fn measure_end(&self) -> Instant {
         self.start + Duration::from_micros(self.measure_end_us.load(Ordering::Acquire))
     }
+    /// Ends the run at `now` (an interrupt): the measured window ends here,
+    /// and is empty if it had not begun.
+    fn end_at(&self, now: Instant) {
+        let now_us = (now - self.start).as_micros() as u64;
+        let end_us = self.measure_end_us.load(Ordering::Acquire).min(now_us);
+        let start_us = self.measure_start_us.load(Ordering::Acquire).min(end_us);
+        self.measure_end_us.store(end_us, Ordering::Release);
+        self.measure_start_us.store(start_us, Ordering::Release);
+    }
     /// Starts the measured window at `now`, lasting the configured duration.
     fn end_warmup(&self, now: Instant) {
         let start_us = (now - self.start).as_micros() as u64;
@@ -537,6 +558,7 @@ pub fn run<S: TpccStore + Send + Sync + 'static>(
     let store_ref: &S = store.as_ref();
     let observer_ref: Option<&dyn TxnObserver> = observer.as_deref();
     let mut panicked = None;
+    let mut interrupted = false;
     std::thread::scope(|scope| {
         let handles: Vec<_> = (0..cfg.connections)
             .map(|t| {
@@ -549,6 +571,11 @@ pub fn run<S: TpccStore + Send + Sync + 'static>(
         let mut n = 0u32;
         let mut since = start;
         while !shared.stop.load(Ordering::Relaxed) {
+            if cfg.interrupt.as_ref().is_some_and(|i| i.load(Ordering::Relaxed)) {
+                interrupted = true;
+                shared.end_at(Instant::now());
+                break;
+            }
             let (measure_start, measure_end) = (shared.measure_start(), shared.measure_end());
             let next = (since + report_interval).min(measure_end);
             // A boundary at the end of the warm-up, so no interval mixes both.
@@ -604,6 +631,11 @@ pub fn run<S: TpccStore + Send + Sync + 'static>(
         }
     }
     let completed = total.completed();
+    let window = if interrupted {
+        shared.measure_end() - shared.measure_start()
+    } else {
+        cfg.duration
+    };
     let mix_pct = TxnKind::ALL
         .iter()
         .map(|&k| {
@@ -619,15 +651,16 @@ pub fn run<S: TpccStore + Send + Sync + 'static>(
         connections: cfg.connections,
         seed: cfg.seed,
         warmup_s: (shared.measure_start() - start).as_secs_f64(),
-        duration_s: cfg.duration.as_secs_f64(),
+        duration_s: window.as_secs_f64(),
+        interrupted,
         constants,
         commits: total.sum(|c| c.commits),
         rollbacks: total.sum(|c| c.rollbacks),
         retries: total.sum(|c| c.retries),
         errors: total.sum(|c| c.errors),
         mix_pct,
-        nopm: total.nopm(cfg.duration),
-        tpm_total: Stats::per_minute(completed, cfg.duration),
+        nopm: total.nopm(window),
+        tpm_total: Stats::per_minute(completed, window),
         latency: total.latency(),
         per_type: total.counts.to_vec(),
     })
