@@ -242,6 +242,71 @@ enum Prototype {
     Ssd(SsdModel),
     Hdd(HddModel),
     Constant(ConstantModel),
+    /// The inner device with every write free (an analysis device, see
+    /// [`FreeWritesModel`]).
+    FreeWrites(Box<Prototype>),
+}
+
+impl Prototype {
+    fn kind(&self) -> &'static str {
+        match self {
+            Prototype::Ssd(_) => "ssd",
+            Prototype::Hdd(_) => "hdd",
+            Prototype::Constant(_) => "constant",
+            Prototype::FreeWrites(inner) => inner.kind(),
+        }
+    }
+
+    fn build(&self) -> Box<dyn DeviceModel> {
+        match self {
+            Prototype::Ssd(model) => Box::new(model.clone()),
+            Prototype::Hdd(model) => Box::new(model.clone()),
+            Prototype::Constant(model) => Box::new(model.clone()),
+            Prototype::FreeWrites(inner) => Box::new(FreeWritesModel { inner: inner.build() }),
+        }
+    }
+
+    fn describe(&self) -> String {
+        match self {
+            Prototype::Ssd(model) => model.describe(),
+            Prototype::Hdd(model) => model.describe(),
+            Prototype::Constant(model) => model.describe(),
+            Prototype::FreeWrites(inner) => format!("{FREE_WRITES_PREFIX}{}", inner.describe()),
+        }
+    }
+}
+
+/// Prefix of a device name whose writes are free: `free-writes:samsung-850-pro`.
+pub const FREE_WRITES_PREFIX: &str = "free-writes:";
+
+/// An analysis device, not a real one: reads go to the inner model as
+/// usual, writes complete on arrival and occupy no channel, chip, queue
+/// slot or link time. No flushing policy can make writes cheaper than
+/// free, so a run on it bounds from above what any policy can reach with
+/// the same reads (issue #12: is 1.3x Percona reachable at all?).
+pub struct FreeWritesModel {
+    inner: Box<dyn DeviceModel>,
+}
+
+impl DeviceModel for FreeWritesModel {
+    fn submit(&mut self, request: IoRequest, arrival_us: TimeUs) -> TimeUs {
+        match request.kind {
+            IoKind::Write => arrival_us,
+            IoKind::Read => self.inner.submit(request, arrival_us),
+        }
+    }
+
+    fn outstanding(&self, now_us: TimeUs) -> usize {
+        self.inner.outstanding(now_us)
+    }
+
+    fn describe(&self) -> String {
+        format!("{FREE_WRITES_PREFIX}{}", self.inner.describe())
+    }
+
+    fn check_invariants(&self) {
+        self.inner.check_invariants();
+    }
 }
 
 impl DeviceSpec {
@@ -250,6 +315,15 @@ impl DeviceSpec {
     /// Case-insensitive; surrounding whitespace is ignored.
     pub fn parse(name: &str) -> Result<DeviceSpec, DeviceError> {
         let wanted = name.trim().to_ascii_lowercase();
+        if let Some(inner) = wanted.strip_prefix(FREE_WRITES_PREFIX) {
+            let inner = DeviceSpec::parse(inner)?;
+            if inner.writes_are_free() {
+                return Err(DeviceError::UnknownName { name: name.to_string() });
+            }
+            return Ok(DeviceSpec {
+                prototype: Prototype::FreeWrites(Box::new(inner.prototype)),
+            });
+        }
         let unknown = || DeviceError::UnknownName { name: name.to_string() };
         // `kind(preset)`: the preset must belong to the kind.
         let (kind, preset) = match wanted.split_once('(') {
@@ -293,31 +367,24 @@ impl DeviceSpec {
         })
     }
 
-    /// `ssd`, `hdd` or `constant`.
+    /// `ssd`, `hdd` or `constant` (a free-writes device: its inner kind).
     pub fn kind(&self) -> &'static str {
-        match &self.prototype {
-            Prototype::Ssd(_) => "ssd",
-            Prototype::Hdd(_) => "hdd",
-            Prototype::Constant(_) => "constant",
-        }
+        self.prototype.kind()
     }
 
     /// A fresh model: idle, nothing submitted.
     pub fn build(&self) -> Box<dyn DeviceModel> {
-        match &self.prototype {
-            Prototype::Ssd(model) => Box::new(model.clone()),
-            Prototype::Hdd(model) => Box::new(model.clone()),
-            Prototype::Constant(model) => Box::new(model.clone()),
-        }
+        self.prototype.build()
     }
 
     /// Same text as the built model's `describe()`, e.g. `ssd(samsung-850-pro)`.
     pub fn describe(&self) -> String {
-        match &self.prototype {
-            Prototype::Ssd(model) => model.describe(),
-            Prototype::Hdd(model) => model.describe(),
-            Prototype::Constant(model) => model.describe(),
-        }
+        self.prototype.describe()
+    }
+
+    /// True for a `free-writes:` analysis device.
+    pub fn writes_are_free(&self) -> bool {
+        matches!(self.prototype, Prototype::FreeWrites(_))
     }
 }
 
@@ -550,5 +617,39 @@ mod tests {
                 model.check_invariants();
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod free_writes_tests {
+    use super::*;
+
+    #[test]
+    fn free_writes_complete_on_arrival_and_leave_reads_as_they_were() {
+        let plain = DeviceSpec::parse("samsung-850-pro").unwrap();
+        let free = DeviceSpec::parse("free-writes:samsung-850-pro").unwrap();
+        assert!(free.writes_are_free() && !plain.writes_are_free());
+        assert_eq!(free.describe(), "free-writes:ssd(samsung-850-pro)");
+        assert_eq!(DeviceSpec::parse(&free.describe()).unwrap().describe(), free.describe());
+        assert_eq!(free.kind(), "ssd");
+        let (mut a, mut b) = (plain.build(), free.build());
+        let read = |offset_bytes| IoRequest {
+            kind: IoKind::Read,
+            offset_bytes,
+            len_bytes: 16384,
+        };
+        let write = IoRequest {
+            kind: IoKind::Write,
+            offset_bytes: 0,
+            len_bytes: 16384,
+        };
+        assert_eq!(b.submit(write, 10), 10);
+        assert!(a.submit(write, 10) > 10);
+        // The plain device's read queues behind its write; the free one's does not.
+        let (ra, rb) = (a.submit(read(0), 11), b.submit(read(0), 11));
+        assert!(rb < ra, "{rb} vs {ra}");
+        assert_eq!(rb, plain.build().submit(read(0), 11));
+        assert!(DeviceSpec::parse("free-writes:free-writes:samsung-850-pro").is_err());
+        assert!(DeviceSpec::parse("free-writes:nope").is_err());
     }
 }
