@@ -22,6 +22,9 @@ use arbitrary::Unstructured;
 use flushwise_engine::btree::node::{self, Node, NodeKind, CELL_HEADER_LEN, HEADER_LEN, SLOT_LEN};
 
 const LENS: [usize; 4] = [256, 1024, 4060, 16348];
+/// Edits per input, and how often the full check runs among them.
+const EDITS_MAX: usize = 64;
+const FULL_CHECK_EVERY: usize = 8;
 
 type Entries = Vec<(Vec<u8>, Vec<u8>)>;
 
@@ -120,8 +123,12 @@ fn edit(buf: &mut [u8], entries: Entries, u: &mut Unstructured<'_>) {
     let leaf = Node::new(&*buf).is_leaf();
     let max_entry = node::max_entry_len(buf.len());
     let mut model: BTreeMap<Vec<u8>, Vec<u8>> = entries.into_iter().collect();
-    // `Unstructured` answers defaults once empty, so the loop ends on that.
-    while !u.is_empty() {
+    // `Unstructured` answers defaults once empty, so the loop ends on that;
+    // the full check (linear in the node) runs every few edits and at the
+    // end, `validate` after each.
+    let mut edits = 0;
+    while !u.is_empty() && edits < EDITS_MAX {
+        edits += 1;
         let Ok(remove) = u.arbitrary::<bool>() else { break };
         let mut n = Node::new(&mut *buf);
         if remove {
@@ -158,12 +165,20 @@ fn edit(buf: &mut [u8], entries: Entries, u: &mut Unstructured<'_>) {
                 }
             }
         }
-        let after = assert_decoded(buf).expect("an edited valid node stays valid");
-        assert!(
-            after.iter().cloned().eq(model.clone()),
-            "node entries differ from the model"
-        );
+        if let Err(reason) = Node::new(&*buf).validate() {
+            panic!("an edit made a valid node invalid: {reason}");
+        }
+        if edits % FULL_CHECK_EVERY == 0 {
+            assert_model(buf, &model);
+        }
     }
+    assert_model(buf, &model);
+}
+
+fn assert_model(buf: &[u8], model: &BTreeMap<Vec<u8>, Vec<u8>>) {
+    let after = assert_decoded(buf).expect("an edited valid node stays valid");
+    let expected: Entries = model.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+    assert!(after == expected, "node entries differ from the model");
 }
 
 fn built(rest: &[u8]) {

@@ -23,9 +23,12 @@ pub mod redo_record;
 pub mod trace;
 pub mod units;
 
+/// A target's check: returns if the decoder behaved, panics otherwise.
+pub type Check = fn(&[u8]);
+
 /// Every fuzz target: its name (the folder under `fuzz/corpus/` and the
 /// file under `fuzz/fuzz_targets/`) and its check.
-pub const TARGETS: [(&str, fn(&[u8])); 8] = [
+pub const TARGETS: [(&str, Check); 8] = [
     ("page", page::check),
     ("btree_node", btree_node::check),
     ("redo_record", redo_record::check),

@@ -166,10 +166,12 @@ fn assembled(rest: &[u8]) -> arbitrary::Result<()> {
     let n_blocks = u.int_in_range(8u64..=32)?;
     let capacity = n_blocks * BLOCK_SIZE as u64;
     let mut image = image_with_header(n_blocks);
-    let checkpoint_lsn = if u.arbitrary::<bool>()? {
-        Lsn(u.arbitrary::<u64>()?)
-    } else {
-        sn_to_lsn(u.int_in_range(0u64..=1 << 40)?)
+    // Any LSN, one near the top of the LSN space (where arithmetic on it
+    // may overflow), or a record position of a plausible log.
+    let checkpoint_lsn = match u.int_in_range(0u8..=2)? {
+        0 => Lsn(u.arbitrary::<u64>()?),
+        1 => Lsn(u64::MAX - u.int_in_range(0u64..=4 * capacity)?),
+        _ => sn_to_lsn(u.int_in_range(0u64..=1 << 40)?),
     };
     let durable_lsn = match u.int_in_range(0u8..=2)? {
         0 => checkpoint_lsn,

@@ -16,6 +16,10 @@ use arbitrary::Unstructured;
 use flushwise_core::PageId;
 use flushwise_trace::{LatchMode, TraceError, TraceHeader, TraceReader, TraceRecord, TraceWriter, TxnType};
 
+/// Records of a structured trace: with blocks of 1..=8 records, enough for
+/// many blocks while an input stays cheap.
+const RECORDS_MAX: usize = 128;
+
 pub fn check(data: &[u8]) {
     let Some((mode, rest)) = crate::split_mode(data) else {
         return;
@@ -106,7 +110,7 @@ fn round_trip(rest: &[u8]) -> arbitrary::Result<()> {
         description,
     };
     let mut records = Vec::new();
-    while !u.is_empty() && records.len() < 512 {
+    while !u.is_empty() && records.len() < RECORDS_MAX {
         records.push(arbitrary_record(&mut u)?);
     }
     let mut bytes = write(&header, &records, block_records);

@@ -98,11 +98,24 @@ pub const fn lsn_to_sn(lsn: Lsn) -> Option<u64> {
     Some(block * BLOCK_PAYLOAD as u64 + (off - BLOCK_HDR_SIZE) as u64)
 }
 
+/// [`sn_to_lsn`], or `None` past the largest LSN.
+pub const fn checked_sn_to_lsn(sn: u64) -> Option<Lsn> {
+    let p = BLOCK_PAYLOAD as u64;
+    let Some(blocks) = (sn / p).checked_mul(BLOCK_SIZE as u64) else {
+        return None;
+    };
+    match (LOG_START_LSN + BLOCK_HDR_SIZE as u64 + sn % p).checked_add(blocks) {
+        Some(lsn) => Some(Lsn(lsn)),
+        None => None,
+    }
+}
+
 /// The LSN `record_bytes` of records after `lsn` (skipping block headers).
-/// `None` if `lsn` is not a record position. Useful to compute the LSN of
-/// each record of a group from the group's start.
+/// `None` if `lsn` is not a record position or the result would pass the
+/// largest LSN. Useful to compute the LSN of each record of a group from
+/// the group's start.
 pub fn lsn_after(lsn: Lsn, record_bytes: u64) -> Option<Lsn> {
-    lsn_to_sn(lsn).map(|sn| sn_to_lsn(sn + record_bytes))
+    checked_sn_to_lsn(lsn_to_sn(lsn)?.checked_add(record_bytes)?)
 }
 
 /// Absolute block number of the block holding record byte `sn`.
@@ -327,6 +340,13 @@ mod tests {
         assert_eq!(lsn_to_sn(Lsn(LOG_START_LSN + 510)), None, "inside a trailer");
         assert_eq!(lsn_to_sn(Lsn(LOG_START_LSN + 508)), Some(484), "end of a full block");
         assert_eq!(lsn_after(sn_to_lsn(480), 10), Some(sn_to_lsn(490)));
+        assert_eq!(checked_sn_to_lsn(10_000), Some(sn_to_lsn(10_000)));
+        // Near the top of the LSN space the sum has no LSN: None, not a panic.
+        let top = Lsn(u64::MAX - 600);
+        assert!(lsn_to_sn(top).is_some());
+        assert_eq!(lsn_after(top, 10_000), None);
+        assert_eq!(lsn_after(top, u64::MAX), None);
+        assert_eq!(checked_sn_to_lsn(u64::MAX), None);
     }
 
     #[test]
