@@ -23,8 +23,8 @@ use flushwise_engine::btree::node::{self, Node, NodeKind, CELL_HEADER_LEN, HEADE
 
 const LENS: [usize; 4] = [256, 1024, 4060, 16348];
 /// Edits per input, and how often the full check runs among them.
-const EDITS_MAX: usize = 64;
-const FULL_CHECK_EVERY: usize = 8;
+const EDITS_MAX: usize = 16;
+const FULL_CHECK_EVERY: usize = 4;
 
 type Entries = Vec<(Vec<u8>, Vec<u8>)>;
 

@@ -12,7 +12,7 @@ const DURATION_US_MAX: u64 = 1_000_000_000_000_000;
 
 /// A number as typed before its unit: digits with at most one point ("12",
 /// "1.5", ".5", "3."), kept as text so it is scaled exactly; a float would
-/// turn 9007199254740993 into ...992 and 0.29 s into 289999 us.
+/// turn 9007199254740993 into ...992 and 1.001 s into 1000999 us.
 struct Decimal<'a> {
     whole: &'a str,
     fraction: &'a str,
@@ -146,7 +146,8 @@ mod tests {
             .contains("out of range"));
         assert!(parse_size_bytes("16777216T").unwrap_err().contains("out of range"));
         assert_eq!(parse_size_bytes("0.3K"), Ok(307), "a fraction of a byte is dropped");
-        assert_eq!(parse_duration_us("0.29s"), Ok(290_000));
+        assert_eq!(parse_duration_us("1.001s"), Ok(1_001_000));
+        assert_eq!(parse_duration_us("0.000249s"), Ok(249));
         assert_eq!(parse_duration_us("1.000001s"), Ok(1_000_001));
         assert_eq!(parse_duration_us("1000000000s"), Ok(1_000_000_000_000_000));
         assert!(parse_duration_us("1000000000.000001s")

@@ -68,6 +68,10 @@ pub const LOG_START_LSN: u64 = 16 * BLOCK_SIZE as u64;
 pub const CAPACITY_BYTES_MIN: u64 = 8 * BLOCK_SIZE as u64;
 /// Largest data area: 1 TiB (InnoDB 8.0.30 allows 512 GB).
 pub const CAPACITY_BYTES_MAX: u64 = 1 << 40;
+/// Largest LSN any position of a log may have: a checkpoint must lie at
+/// least one capacity below it (two blocks short of 2^64, so the block
+/// framing around the last position is representable too).
+pub const LSN_MAX: u64 = u64::MAX - 2 * BLOCK_SIZE as u64;
 
 const FILE_MAGIC: u64 = u64::from_le_bytes(*b"FWREDO01");
 const CHECKPOINT_MAGIC: u64 = u64::from_le_bytes(*b"FWCKPT01");
@@ -247,6 +251,16 @@ impl CheckpointBlock {
         if lsn_to_sn(c.checkpoint_lsn).is_none() {
             return Err(format!("lsn {} is not a record position", c.checkpoint_lsn));
         }
+        // Recovery computes LSNs up to one log capacity (and a block) past
+        // the checkpoint. No writer gets within that of 2^64 bytes of redo,
+        // so such a checkpoint is damage, and arithmetic on it would
+        // overflow (found by the redo_log fuzz target).
+        if c.checkpoint_lsn.0 > LSN_MAX - capacity_bytes {
+            return Err(format!(
+                "lsn {} leaves no room for a {capacity_bytes}-byte log below the largest lsn {LSN_MAX}",
+                c.checkpoint_lsn
+            ));
+        }
         if c.offset != lsn_offset(c.checkpoint_lsn, capacity_bytes) {
             return Err(format!("offset {} does not match lsn {}", c.offset, c.checkpoint_lsn));
         }
@@ -380,5 +394,29 @@ mod tests {
         assert!(CheckpointBlock::decode(&c.encode(), 0, 4096).is_err());
         let h = FileHeader { capacity_bytes: 4096 };
         assert_eq!(FileHeader::decode(&h.encode()), Ok(h));
+    }
+
+    #[test]
+    fn checkpoint_too_close_to_the_largest_lsn_is_refused() {
+        // Found by the redo_log fuzz target: recovery from a checkpoint at
+        // lsn u64::MAX - 3 (the end of a full block) overflowed computing
+        // the end lsn.
+        let cap = 8 * 512;
+        let at = |lsn: u64| CheckpointBlock {
+            checkpoint_no: 1,
+            checkpoint_lsn: Lsn(lsn),
+            offset: lsn_offset(Lsn(lsn), cap),
+            durable_lsn: Lsn(lsn),
+            incarnation: 0,
+        };
+        let top = at(u64::MAX - 3);
+        assert!(lsn_to_sn(top.checkpoint_lsn).is_some());
+        let e = CheckpointBlock::decode(&top.encode(), 1, cap).unwrap_err();
+        assert!(e.contains("no room") && e.contains(&(u64::MAX - 3).to_string()), "{e}");
+        // The first record position of the block holding LSN_MAX - cap.
+        let limit = LSN_MAX - cap;
+        let last = limit - (limit - LOG_START_LSN) % BLOCK_SIZE as u64 + BLOCK_HDR_SIZE as u64;
+        assert!(last <= limit && lsn_to_sn(Lsn(last)).is_some());
+        assert_eq!(CheckpointBlock::decode(&at(last).encode(), 1, cap), Ok(at(last)));
     }
 }
