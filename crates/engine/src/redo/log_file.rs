@@ -248,7 +248,13 @@ impl CheckpointBlock {
         if c.slot() != slot {
             return Err(format!("checkpoint {} found in slot {slot}", c.checkpoint_no));
         }
-        if lsn_to_sn(c.checkpoint_lsn).is_none() {
+        // A record position in the form the writer gives it: the end of a
+        // full block is the same position as the next block's first data
+        // byte, and the writer always names the latter (found by the
+        // redo_log fuzz target: the other form made the scan report 28
+        // bytes and no records from a checkpoint at a block's end).
+        let canonical = lsn_to_sn(c.checkpoint_lsn).and_then(checked_sn_to_lsn);
+        if canonical != Some(c.checkpoint_lsn) {
             return Err(format!("lsn {} is not a record position", c.checkpoint_lsn));
         }
         // Recovery computes LSNs up to one log capacity (and a block) past
@@ -397,10 +403,35 @@ mod tests {
     }
 
     #[test]
+    fn checkpoint_at_the_end_of_a_full_block_is_refused() {
+        let cap = 8 * 512;
+        let end_of_block = Lsn(LOG_START_LSN + 508);
+        assert_eq!(lsn_to_sn(end_of_block), Some(484));
+        let c = CheckpointBlock {
+            checkpoint_no: 2,
+            checkpoint_lsn: end_of_block,
+            offset: lsn_offset(end_of_block, cap),
+            durable_lsn: end_of_block,
+            incarnation: 0,
+        };
+        let e = CheckpointBlock::decode(&c.encode(), 0, cap).unwrap_err();
+        assert!(e.contains("not a record position"), "{e}");
+        let next = sn_to_lsn(484);
+        let c = CheckpointBlock {
+            checkpoint_lsn: next,
+            offset: lsn_offset(next, cap),
+            durable_lsn: next,
+            ..c
+        };
+        assert_eq!(CheckpointBlock::decode(&c.encode(), 0, cap), Ok(c));
+    }
+
+    #[test]
     fn checkpoint_too_close_to_the_largest_lsn_is_refused() {
         // Found by the redo_log fuzz target: recovery from a checkpoint at
-        // lsn u64::MAX - 3 (the end of a full block) overflowed computing
-        // the end lsn.
+        // lsn u64::MAX - 3 overflowed computing the end lsn (that one is now
+        // also refused as the end of a full block; this one is a record
+        // position in canonical form).
         let cap = 8 * 512;
         let at = |lsn: u64| CheckpointBlock {
             checkpoint_no: 1,
@@ -409,10 +440,15 @@ mod tests {
             durable_lsn: Lsn(lsn),
             incarnation: 0,
         };
-        let top = at(u64::MAX - 3);
-        assert!(lsn_to_sn(top.checkpoint_lsn).is_some());
+        let top = at(u64::MAX - 600);
+        assert_eq!(lsn_to_sn(top.checkpoint_lsn).map(sn_to_lsn), Some(top.checkpoint_lsn));
         let e = CheckpointBlock::decode(&top.encode(), 1, cap).unwrap_err();
-        assert!(e.contains("no room") && e.contains(&(u64::MAX - 3).to_string()), "{e}");
+        assert!(
+            e.contains("no room") && e.contains(&(u64::MAX - 600).to_string()),
+            "{e}"
+        );
+        let e = CheckpointBlock::decode(&at(u64::MAX - 3).encode(), 1, cap).unwrap_err();
+        assert!(e.contains("not a record position"), "{e}");
         // The first record position of the block holding LSN_MAX - cap.
         let limit = LSN_MAX - cap;
         let last = limit - (limit - LOG_START_LSN) % BLOCK_SIZE as u64 + BLOCK_HDR_SIZE as u64;
