@@ -30,6 +30,7 @@ use flushwise_engine::db::{DbOptions, DbPaths, DirLock};
 
 use serde::{Deserialize, Serialize};
 
+use flushwise_engine::page::PageSize;
 use flushwise_engine::storage::IoMode;
 use flushwise_workloads::tpcc::CheckReport;
 
@@ -76,18 +77,33 @@ impl Manifest {
                 format!("{}: cannot read: {e}", path.display())
             }
         })?;
-        serde_json::from_str(&text).map_err(|e| format!("{}: not a flushwise manifest: {e}", path.display()))
+        Self::parse(&text).map_err(|e| format!("{}: {e}", path.display()))
+    }
+
+    /// Decodes a manifest's text: the JSON `write` renders, with the fields
+    /// later commands rely on checked. The error names the problem.
+    pub fn parse(text: &str) -> Result<Manifest, String> {
+        let manifest: Manifest = serde_json::from_str(text).map_err(|e| format!("not a flushwise manifest: {e}"))?;
+        manifest.validate()?;
+        Ok(manifest)
+    }
+
+    /// What `write` puts in the file (pretty JSON and a final newline).
+    pub fn render(&self) -> Result<String, String> {
+        self.validate()?;
+        let text = serde_json::to_string_pretty(self).map_err(|e| format!("cannot render the manifest: {e}"))?;
+        Ok(text + "\n")
     }
 
     /// Writes the manifest durably and whole: beside it first, synced, then
     /// renamed over any old one and the directory synced.
     pub fn write(&self, dir: &Path) -> Result<(), String> {
         let path = Self::path(dir);
-        let text = serde_json::to_string_pretty(self).map_err(|e| format!("cannot render the manifest: {e}"))?;
+        let text = self.render()?;
         let tmp = dir.join(format!("{MANIFEST_FILE}.tmp"));
         let write = || -> std::io::Result<()> {
             let mut file = fs::File::create(&tmp)?;
-            std::io::Write::write_all(&mut file, (text + "\n").as_bytes())?;
+            std::io::Write::write_all(&mut file, text.as_bytes())?;
             file.sync_all()?;
             fs::rename(&tmp, &path)?;
             sync_dir(dir)
@@ -241,6 +257,22 @@ impl Manifest {
         fs::metadata(&data)
             .map(|m| m.len())
             .map_err(|e| format!("{}: {e}", data.display()))
+    }
+
+    /// The fields no run can use otherwise: at least one warehouse, a page
+    /// size the engine supports, a load time that is a number of seconds.
+    fn validate(&self) -> Result<(), String> {
+        if self.warehouses == 0 {
+            return Err("manifest says 0 warehouses: a prepared database has at least one".into());
+        }
+        PageSize::new(self.page_size_bytes as usize).map_err(|e| format!("manifest page size: {e}"))?;
+        if !(self.load_seconds.is_finite() && self.load_seconds >= 0.0) {
+            return Err(format!(
+                "manifest load time {} s is not a non-negative number of seconds",
+                self.load_seconds
+            ));
+        }
+        Ok(())
     }
 }
 
@@ -464,6 +496,58 @@ pub fn check_verdict(report: &CheckReport) -> Result<String, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn manifest() -> Manifest {
+        Manifest {
+            warehouses: 2,
+            page_size_bytes: 16384,
+            redo_bytes: 256 << 20,
+            seed: 42,
+            rows: 1_234_567,
+            load_seconds: 12.5,
+            database_bytes: 300 << 20,
+            commit: "f73e89c".into(),
+            data_file_bytes: 280 << 20,
+        }
+    }
+
+    #[test]
+    fn manifest_load_time_survives_render_and_parse_exactly() {
+        // Found by the manifest fuzz target: without serde_json's
+        // float_roundtrip, 4.76565380644543e-11 read back one ulp off.
+        let m = Manifest {
+            load_seconds: 4.76565380644543e-11,
+            ..manifest()
+        };
+        assert_eq!(Manifest::parse(&m.render().unwrap()), Ok(m));
+    }
+
+    #[test]
+    fn manifest_with_fields_no_run_can_use_is_refused_naming_the_field() {
+        let text = |m: Manifest| serde_json::to_string(&m).unwrap();
+        let no_warehouses = Manifest::parse(&text(Manifest {
+            warehouses: 0,
+            ..manifest()
+        }))
+        .unwrap_err();
+        assert!(no_warehouses.contains("0 warehouses"), "{no_warehouses}");
+        let odd_page = Manifest::parse(&text(Manifest {
+            page_size_bytes: 1000,
+            ..manifest()
+        }))
+        .unwrap_err();
+        assert!(
+            odd_page.contains("page size") && odd_page.contains("1000"),
+            "{odd_page}"
+        );
+        let negative = Manifest::parse(&text(Manifest {
+            load_seconds: -1.0,
+            ..manifest()
+        }))
+        .unwrap_err();
+        assert!(negative.contains("load time"), "{negative}");
+        assert!(Manifest::parse("{}").unwrap_err().contains("not a flushwise manifest"));
+    }
 
     #[test]
     fn free_space_of_a_missing_path_is_that_of_its_ancestor() {

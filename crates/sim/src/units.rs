@@ -7,14 +7,61 @@
 
 use flushwise_core::TimeUs;
 
-pub fn parse_size_bytes(text: &str) -> Result<u64, String> {
+/// The largest duration accepted, in microseconds (about 31 years).
+const DURATION_US_MAX: u64 = 1_000_000_000_000_000;
+
+/// A number as typed before its unit: digits with at most one point ("12",
+/// "1.5", ".5", "3."), kept as text so it is scaled exactly; a float would
+/// turn 9007199254740993 into ...992 and 1.001 s into 1000999 us.
+struct Decimal<'a> {
+    whole: &'a str,
+    fraction: &'a str,
+}
+
+impl<'a> Decimal<'a> {
+    fn parse(number: &'a str) -> Option<Self> {
+        let (whole, fraction) = number.split_once('.').unwrap_or((number, ""));
+        let digits = |part: &str| part.bytes().all(|b| b.is_ascii_digit());
+        if (whole.is_empty() && fraction.is_empty()) || !digits(whole) || !digits(fraction) {
+            return None;
+        }
+        Some(Self { whole, fraction })
+    }
+
+    /// `floor(self * multiplier)`, or `None` past `u64::MAX`.
+    fn times(&self, multiplier: u64) -> Option<u64> {
+        let mut whole: u64 = 0;
+        for digit in self.whole.bytes() {
+            whole = whole.checked_mul(10)?.checked_add(u64::from(digit - b'0'))?;
+        }
+        // floor(0.d1..dk * m) by Horner's rule from the last digit:
+        // t = floor((d_i * m + t) / 10) stays below m and is exact at each
+        // step, since floor((a + floor(y)) / 10) = floor((a + y) / 10).
+        let m = u128::from(multiplier);
+        let fraction = self
+            .fraction
+            .bytes()
+            .rev()
+            .fold(0u128, |t, digit| (u128::from(digit - b'0') * m + t) / 10);
+        let total = u128::from(whole) * m + fraction;
+        u64::try_from(total).ok()
+    }
+}
+
+/// Splits typed text into its number and its unit (both trimmed).
+fn number_and_unit(text: &str) -> (&str, String) {
     let t = text.trim();
     let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
     let (number, unit) = t.split_at(split);
-    let value: f64 = number
-        .parse()
-        .map_err(|_| format!("'{text}' is not a size: expected a number with an optional unit such as 512M or 4GiB"))?;
-    let multiplier: u64 = match unit.trim().to_ascii_lowercase().as_str() {
+    (number, unit.trim().to_ascii_lowercase())
+}
+
+pub fn parse_size_bytes(text: &str) -> Result<u64, String> {
+    let (number, unit) = number_and_unit(text);
+    let value = Decimal::parse(number).ok_or_else(|| {
+        format!("'{text}' is not a size: expected a number with an optional unit such as 512M or 4GiB")
+    })?;
+    let multiplier: u64 = match unit.as_str() {
         "" | "b" => 1,
         "k" | "kb" | "kib" => 1 << 10,
         "m" | "mb" | "mib" => 1 << 20,
@@ -26,37 +73,31 @@ pub fn parse_size_bytes(text: &str) -> Result<u64, String> {
             ))
         }
     };
-    let bytes = value * multiplier as f64;
-    if !bytes.is_finite() || bytes < 0.0 || bytes > u64::MAX as f64 {
-        return Err(format!("'{text}' is out of range"));
-    }
-    Ok(bytes as u64)
+    value
+        .times(multiplier)
+        .ok_or_else(|| format!("'{text}' is out of range"))
 }
 
 pub fn parse_duration_us(text: &str) -> Result<TimeUs, String> {
-    let t = text.trim();
-    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
-    let (number, unit) = t.split_at(split);
-    let value: f64 = number
-        .parse()
-        .map_err(|_| format!("'{text}' is not a duration: expected a number with a unit such as 90s, 5m or 1h"))?;
-    let multiplier: f64 = match unit.trim().to_ascii_lowercase().as_str() {
-        "us" => 1.0,
-        "ms" => 1e3,
-        "" | "s" | "sec" => 1e6,
-        "m" | "min" => 60e6,
-        "h" => 3600e6,
+    let (number, unit) = number_and_unit(text);
+    let value = Decimal::parse(number)
+        .ok_or_else(|| format!("'{text}' is not a duration: expected a number with a unit such as 90s, 5m or 1h"))?;
+    let multiplier: u64 = match unit.as_str() {
+        "us" => 1,
+        "ms" => 1_000,
+        "" | "s" | "sec" => 1_000_000,
+        "m" | "min" => 60_000_000,
+        "h" => 3_600_000_000,
         other => {
             return Err(format!(
                 "'{text}': unknown duration unit '{other}': accepted units are us, ms, s, m, h"
             ))
         }
     };
-    let us = value * multiplier;
-    if !us.is_finite() || !(0.0..=1e15).contains(&us) {
-        return Err(format!("'{text}' is out of range"));
+    match value.times(multiplier) {
+        Some(us) if us <= DURATION_US_MAX => Ok(us),
+        _ => Err(format!("'{text}' is out of range")),
     }
-    Ok(us as TimeUs)
 }
 
 /// "1.5 GiB"-style rendering for reports.
@@ -92,6 +133,32 @@ mod tests {
         let err = parse_size_bytes("12QB").unwrap_err();
         assert!(err.contains("12QB") && err.contains("GiB"), "{err}");
         assert!(parse_size_bytes("lots").unwrap_err().contains("not a size"));
+    }
+
+    #[test]
+    fn sizes_and_durations_are_exact_not_rounded_through_a_float() {
+        // Found by the units fuzz target: both went through f64.
+        assert_eq!(parse_size_bytes("13767920776714054802"), Ok(13767920776714054802));
+        assert_eq!(parse_size_bytes("9007199254740993"), Ok(9007199254740993));
+        assert_eq!(parse_size_bytes("18446744073709551615"), Ok(u64::MAX));
+        assert!(parse_size_bytes("18446744073709551616")
+            .unwrap_err()
+            .contains("out of range"));
+        assert!(parse_size_bytes("16777216T").unwrap_err().contains("out of range"));
+        assert_eq!(parse_size_bytes("0.3K"), Ok(307), "a fraction of a byte is dropped");
+        assert_eq!(parse_duration_us("1.001s"), Ok(1_001_000));
+        assert_eq!(parse_duration_us("0.000249s"), Ok(249));
+        assert_eq!(parse_duration_us("1.000001s"), Ok(1_000_001));
+        assert_eq!(parse_duration_us("1000000000s"), Ok(1_000_000_000_000_000));
+        assert!(parse_duration_us("1000000000.000001s")
+            .unwrap_err()
+            .contains("out of range"));
+        for bad in ["", ".", "1.2.3", "+5", "-1s", "inf", "nan"] {
+            assert!(parse_size_bytes(bad).is_err(), "{bad:?}");
+            assert!(parse_duration_us(bad).is_err(), "{bad:?}");
+        }
+        assert_eq!(parse_size_bytes(".5K"), Ok(512));
+        assert_eq!(parse_size_bytes("3."), Ok(3));
     }
 
     #[test]

@@ -68,6 +68,10 @@ pub const LOG_START_LSN: u64 = 16 * BLOCK_SIZE as u64;
 pub const CAPACITY_BYTES_MIN: u64 = 8 * BLOCK_SIZE as u64;
 /// Largest data area: 1 TiB (InnoDB 8.0.30 allows 512 GB).
 pub const CAPACITY_BYTES_MAX: u64 = 1 << 40;
+/// Largest LSN any position of a log may have: a checkpoint must lie at
+/// least one capacity below it (two blocks short of 2^64, so the block
+/// framing around the last position is representable too).
+pub const LSN_MAX: u64 = u64::MAX - 2 * BLOCK_SIZE as u64;
 
 const FILE_MAGIC: u64 = u64::from_le_bytes(*b"FWREDO01");
 const CHECKPOINT_MAGIC: u64 = u64::from_le_bytes(*b"FWCKPT01");
@@ -98,11 +102,24 @@ pub const fn lsn_to_sn(lsn: Lsn) -> Option<u64> {
     Some(block * BLOCK_PAYLOAD as u64 + (off - BLOCK_HDR_SIZE) as u64)
 }
 
+/// [`sn_to_lsn`], or `None` past the largest LSN.
+pub const fn checked_sn_to_lsn(sn: u64) -> Option<Lsn> {
+    let p = BLOCK_PAYLOAD as u64;
+    let Some(blocks) = (sn / p).checked_mul(BLOCK_SIZE as u64) else {
+        return None;
+    };
+    match (LOG_START_LSN + BLOCK_HDR_SIZE as u64 + sn % p).checked_add(blocks) {
+        Some(lsn) => Some(Lsn(lsn)),
+        None => None,
+    }
+}
+
 /// The LSN `record_bytes` of records after `lsn` (skipping block headers).
-/// `None` if `lsn` is not a record position. Useful to compute the LSN of
-/// each record of a group from the group's start.
+/// `None` if `lsn` is not a record position or the result would pass the
+/// largest LSN. Useful to compute the LSN of each record of a group from
+/// the group's start.
 pub fn lsn_after(lsn: Lsn, record_bytes: u64) -> Option<Lsn> {
-    lsn_to_sn(lsn).map(|sn| sn_to_lsn(sn + record_bytes))
+    checked_sn_to_lsn(lsn_to_sn(lsn)?.checked_add(record_bytes)?)
 }
 
 /// Absolute block number of the block holding record byte `sn`.
@@ -231,8 +248,24 @@ impl CheckpointBlock {
         if c.slot() != slot {
             return Err(format!("checkpoint {} found in slot {slot}", c.checkpoint_no));
         }
-        if lsn_to_sn(c.checkpoint_lsn).is_none() {
+        // A record position in the form the writer gives it: the end of a
+        // full block is the same position as the next block's first data
+        // byte, and the writer always names the latter (found by the
+        // redo_log fuzz target: the other form made the scan report 28
+        // bytes and no records from a checkpoint at a block's end).
+        let canonical = lsn_to_sn(c.checkpoint_lsn).and_then(checked_sn_to_lsn);
+        if canonical != Some(c.checkpoint_lsn) {
             return Err(format!("lsn {} is not a record position", c.checkpoint_lsn));
+        }
+        // Recovery computes LSNs up to one log capacity (and a block) past
+        // the checkpoint. No writer gets within that of 2^64 bytes of redo,
+        // so such a checkpoint is damage, and arithmetic on it would
+        // overflow (found by the redo_log fuzz target).
+        if c.checkpoint_lsn.0 > LSN_MAX - capacity_bytes {
+            return Err(format!(
+                "lsn {} leaves no room for a {capacity_bytes}-byte log below the largest lsn {LSN_MAX}",
+                c.checkpoint_lsn
+            ));
         }
         if c.offset != lsn_offset(c.checkpoint_lsn, capacity_bytes) {
             return Err(format!("offset {} does not match lsn {}", c.offset, c.checkpoint_lsn));
@@ -327,6 +360,13 @@ mod tests {
         assert_eq!(lsn_to_sn(Lsn(LOG_START_LSN + 510)), None, "inside a trailer");
         assert_eq!(lsn_to_sn(Lsn(LOG_START_LSN + 508)), Some(484), "end of a full block");
         assert_eq!(lsn_after(sn_to_lsn(480), 10), Some(sn_to_lsn(490)));
+        assert_eq!(checked_sn_to_lsn(10_000), Some(sn_to_lsn(10_000)));
+        // Near the top of the LSN space the sum has no LSN: None, not a panic.
+        let top = Lsn(u64::MAX - 600);
+        assert!(lsn_to_sn(top).is_some());
+        assert_eq!(lsn_after(top, 10_000), None);
+        assert_eq!(lsn_after(top, u64::MAX), None);
+        assert_eq!(checked_sn_to_lsn(u64::MAX), None);
     }
 
     #[test]
@@ -360,5 +400,59 @@ mod tests {
         assert!(CheckpointBlock::decode(&c.encode(), 0, 4096).is_err());
         let h = FileHeader { capacity_bytes: 4096 };
         assert_eq!(FileHeader::decode(&h.encode()), Ok(h));
+    }
+
+    #[test]
+    fn checkpoint_at_the_end_of_a_full_block_is_refused() {
+        let cap = 8 * 512;
+        let end_of_block = Lsn(LOG_START_LSN + 508);
+        assert_eq!(lsn_to_sn(end_of_block), Some(484));
+        let c = CheckpointBlock {
+            checkpoint_no: 2,
+            checkpoint_lsn: end_of_block,
+            offset: lsn_offset(end_of_block, cap),
+            durable_lsn: end_of_block,
+            incarnation: 0,
+        };
+        let e = CheckpointBlock::decode(&c.encode(), 0, cap).unwrap_err();
+        assert!(e.contains("not a record position"), "{e}");
+        let next = sn_to_lsn(484);
+        let c = CheckpointBlock {
+            checkpoint_lsn: next,
+            offset: lsn_offset(next, cap),
+            durable_lsn: next,
+            ..c
+        };
+        assert_eq!(CheckpointBlock::decode(&c.encode(), 0, cap), Ok(c));
+    }
+
+    #[test]
+    fn checkpoint_too_close_to_the_largest_lsn_is_refused() {
+        // Found by the redo_log fuzz target: recovery from a checkpoint at
+        // lsn u64::MAX - 3 overflowed computing the end lsn (that one is now
+        // also refused as the end of a full block; this one is a record
+        // position in canonical form).
+        let cap = 8 * 512;
+        let at = |lsn: u64| CheckpointBlock {
+            checkpoint_no: 1,
+            checkpoint_lsn: Lsn(lsn),
+            offset: lsn_offset(Lsn(lsn), cap),
+            durable_lsn: Lsn(lsn),
+            incarnation: 0,
+        };
+        let top = at(u64::MAX - 600);
+        assert_eq!(lsn_to_sn(top.checkpoint_lsn).map(sn_to_lsn), Some(top.checkpoint_lsn));
+        let e = CheckpointBlock::decode(&top.encode(), 1, cap).unwrap_err();
+        assert!(
+            e.contains("no room") && e.contains(&(u64::MAX - 600).to_string()),
+            "{e}"
+        );
+        let e = CheckpointBlock::decode(&at(u64::MAX - 3).encode(), 1, cap).unwrap_err();
+        assert!(e.contains("not a record position"), "{e}");
+        // The first record position of the block holding LSN_MAX - cap.
+        let limit = LSN_MAX - cap;
+        let last = limit - (limit - LOG_START_LSN) % BLOCK_SIZE as u64 + BLOCK_HDR_SIZE as u64;
+        assert!(last <= limit && lsn_to_sn(Lsn(last)).is_some());
+        assert_eq!(CheckpointBlock::decode(&at(last).encode(), 1, cap), Ok(at(last)));
     }
 }

@@ -37,7 +37,7 @@ use super::log_file::{
 };
 use super::record::Record;
 use super::{RedoError, Result};
-use crate::storage::StorageBackend;
+use crate::storage::{Result as StorageResult, StorageBackend, StorageError};
 
 /// Blocks read per I/O during the scan (128 KiB).
 const READ_RUN_BLOCKS: u64 = 256;
@@ -103,6 +103,65 @@ pub(crate) struct Recovered {
 /// Scans the log read-only and returns what recovery would redo.
 pub fn scan(path: &Path, backend: &dyn StorageBackend) -> Result<RecoveryScan> {
     recover(path, backend).map(|r| r.scan)
+}
+
+/// [`scan`] over a whole log file held in memory: the recovery scan as a
+/// pure function of the file's bytes (tools and the fuzz targets use it).
+/// `path` only names the file in errors.
+pub fn scan_image(path: &Path, image: &[u8]) -> Result<RecoveryScan> {
+    scan(path, &LogImage { path, image })
+}
+
+/// A read-only [`StorageBackend`] over a log file's bytes.
+struct LogImage<'a> {
+    path: &'a Path,
+    image: &'a [u8],
+}
+
+impl LogImage<'_> {
+    fn refused(&self, op: &'static str, offset: u64) -> StorageError {
+        StorageError::Io {
+            path: self.path.to_path_buf(),
+            op,
+            offset,
+            source: std::io::Error::new(std::io::ErrorKind::PermissionDenied, "a log image is read-only"),
+        }
+    }
+}
+
+impl StorageBackend for LogImage<'_> {
+    fn len(&self) -> StorageResult<u64> {
+        Ok(self.image.len() as u64)
+    }
+
+    fn read(&self, offset: u64, buf: &mut [u8]) -> StorageResult<()> {
+        let short = || StorageError::ShortRead {
+            path: self.path.to_path_buf(),
+            offset,
+            wanted: buf.len(),
+        };
+        let start = usize::try_from(offset).map_err(|_| short())?;
+        let end = start.checked_add(buf.len()).ok_or_else(short)?;
+        let bytes = self.image.get(start..end).ok_or_else(short)?;
+        buf.copy_from_slice(bytes);
+        Ok(())
+    }
+
+    fn write(&self, offset: u64, _data: &[u8]) -> StorageResult<()> {
+        Err(self.refused("write", offset))
+    }
+
+    fn set_len(&self, len: u64) -> StorageResult<()> {
+        Err(self.refused("set_len", len))
+    }
+
+    fn sync_data(&self) -> StorageResult<()> {
+        Ok(())
+    }
+
+    fn close(&self) -> StorageResult<()> {
+        Ok(())
+    }
 }
 
 struct Ring<'a> {
