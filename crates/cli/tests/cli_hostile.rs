@@ -17,6 +17,8 @@
 //! Finding 2 (a stale doublewrite copy) is the engine's
 //! (`crates/engine/tests/storage_doublewrite.rs`).
 
+mod common;
+
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
@@ -25,27 +27,7 @@ use std::time::{Duration, Instant};
 
 const BIN: &str = env!("CARGO_BIN_EXE_flushwise");
 
-fn flushwise(args: &[&str]) -> Output {
-    Command::new(BIN)
-        .args(args)
-        .output()
-        .expect("the flushwise binary runs")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
-fn ok(o: &Output) -> String {
-    assert!(
-        o.status.success(),
-        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
-        o.status.code(),
-        text(&o.stdout),
-        text(&o.stderr)
-    );
-    text(&o.stdout)
-}
+use common::{flushwise, ok, text};
 
 /// The one-line error of a refused command (exit 2, no panic, no abort).
 fn refused(o: &Output) -> String {

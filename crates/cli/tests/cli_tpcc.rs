@@ -14,7 +14,7 @@ mod common;
 use std::collections::HashSet;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -22,27 +22,7 @@ use serde_json::Value;
 
 const BIN: &str = env!("CARGO_BIN_EXE_flushwise");
 
-fn flushwise(args: &[&str]) -> Output {
-    Command::new(BIN)
-        .args(args)
-        .output()
-        .expect("the flushwise binary runs")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
-fn ok(o: &Output) -> String {
-    assert!(
-        o.status.success(),
-        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
-        o.status.code(),
-        text(&o.stdout),
-        text(&o.stderr)
-    );
-    text(&o.stdout)
-}
+use common::{flushwise, ok, text};
 
 fn prepare(dir: &Path) {
     let d = dir.to_str().unwrap();

@@ -1,10 +1,39 @@
 //! Reading the `--output json` contract of every command: JSON lines, one
 //! `"kind":"interval"` object per interval row and one `"kind":"result"`
-//! object per run.
+//! object per run; and running the built binary (`flushwise`, `ok`, `text`).
 
 #![allow(dead_code)]
 
+use std::process::{Command, Output};
+
 use serde_json::Value;
+
+const BIN: &str = env!("CARGO_BIN_EXE_flushwise");
+
+/// Runs the built binary with `args`.
+pub fn flushwise(args: &[&str]) -> Output {
+    Command::new(BIN)
+        .args(args)
+        .output()
+        .expect("the flushwise binary runs")
+}
+
+/// Output bytes as text (lossy).
+pub fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// Stdout of a run that must have succeeded; panics with both streams otherwise.
+pub fn ok(o: &Output) -> String {
+    assert!(
+        o.status.success(),
+        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
+        o.status.code(),
+        text(&o.stdout),
+        text(&o.stderr)
+    );
+    text(&o.stdout)
+}
 
 /// Every stdout line as a JSON object; panics naming a line that is not.
 pub fn json_lines(stdout: &str) -> Vec<Value> {
