@@ -53,22 +53,15 @@ pub fn torture(args: &TortureArgs) -> Result<(), String> {
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
-    let text = match args.output {
-        OutputFormat::Table => torture::render_text(&report),
-        OutputFormat::Json => torture::render_json(&report) + "\n",
-        OutputFormat::Csv => torture::render_csv(&report),
-    };
-    let mut out = std::io::stdout().lock();
-    out.write_all(text.as_bytes())
-        .and_then(|()| out.flush())
-        .map_err(|e| format!("writing the report: {e}"))?;
-    if args.output != OutputFormat::Table {
-        eprint!("{}", torture::render_text(&report));
-    }
+    print_report(
+        args.output,
+        &torture::render_text(&report),
+        &torture::render_json(&report),
+        &torture::render_csv(&report),
+    )?;
     if report.passed() {
         Ok(())
     } else {
-        drop(out);
         eprintln!(
             "torture FAILED: {} of {} crash points found a problem (listed above)",
             report.failures_total, report.crash_points
@@ -104,27 +97,34 @@ pub fn ioerr_sweep(args: &IoerrSweepArgs) -> Result<(), String> {
     if progress_enabled() {
         eprintln!();
     }
-    let text = match args.output {
-        OutputFormat::Table => torture::render_sweep_text(&report),
-        OutputFormat::Json => serde_json_line(&report)?,
-        OutputFormat::Csv => torture::render_sweep_csv(&report),
-    };
-    let mut out = std::io::stdout().lock();
-    out.write_all(text.as_bytes())
-        .and_then(|()| out.flush())
-        .map_err(|e| format!("writing the report: {e}"))?;
-    if args.output != OutputFormat::Table {
-        eprint!("{}", torture::render_sweep_text(&report));
-    }
+    print_report(
+        args.output,
+        &torture::render_sweep_text(&report),
+        &torture::render_sweep_json(&report),
+        &torture::render_sweep_csv(&report),
+    )?;
     if report.passed() {
         Ok(())
     } else {
-        drop(out);
         eprintln!("ioerr-sweep FAILED (rows above)");
         std::process::exit(1)
     }
 }
 
-fn serde_json_line(report: &torture::SweepReport) -> Result<String, String> {
-    Ok(torture::render_sweep_json(report) + "\n")
+/// The report on stdout in the chosen format; with JSON or CSV the table
+/// goes to stderr as well, so a person still sees it.
+fn print_report(output: OutputFormat, table: &str, json: &str, csv: &str) -> Result<(), String> {
+    let text = match output {
+        OutputFormat::Table => table.to_string(),
+        OutputFormat::Json => format!("{json}\n"),
+        OutputFormat::Csv => csv.to_string(),
+    };
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())
+        .and_then(|()| out.flush())
+        .map_err(|e| format!("writing the report: {e}"))?;
+    if output != OutputFormat::Table {
+        eprint!("{table}");
+    }
+    Ok(())
 }
