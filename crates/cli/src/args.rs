@@ -160,9 +160,32 @@ fn parse_torture_workload(s: &str) -> Result<flushwise_lab::torture::TortureWork
 pub enum LabCommand {
     /// Every experiment: name, what it reproduces, shell and scale.
     List(LabListArgs),
-    /// Runs one experiment into `--out` (CSV, plot); finished runs of the
-    /// matrix and the oracle are cached and skipped when run again.
+    /// Runs one experiment, or `all`, into `--out/NAME/` (figure as SVG
+    /// and PNG, CSV, result.json with the verdicts); finished runs are
+    /// cached by configuration hash and skipped when run again.
     Run(LabRunArgs),
+    /// Gathers every result under `--out` into one self-contained
+    /// `report.html`.
+    Report(LabReportArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct LabReportArgs {
+    #[arg(long, value_name = "DIR", default_value = "results")]
+    pub out: PathBuf,
+    /// Open the report in the desktop's browser (`xdg-open`).
+    #[arg(long)]
+    pub open: bool,
+    /// Load the report in headless Chromium and fail unless every figure
+    /// on it loaded.
+    #[arg(long)]
+    pub check: bool,
+    /// Also save a screenshot of the report, taken by headless Chromium.
+    #[arg(long, value_name = "PNG")]
+    pub screenshot: Option<PathBuf>,
+    /// Scroll the screenshot to this entry (its section's anchor).
+    #[arg(long, value_name = "ENTRY", requires = "screenshot")]
+    pub at: Option<String>,
 }
 
 #[derive(Args, Debug)]

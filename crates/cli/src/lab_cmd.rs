@@ -1,16 +1,19 @@
-//! `lab list` and `lab run NAME`: the papers' experiments (the same grids
-//! as `sim experiment`), the tuned oracle and the own-policy matrix, by
-//! name. Reports go to stdout as tables, or to stderr when stdout carries
-//! the CSV (`--output csv`).
+//! `lab list`, `lab run NAME|all` and `lab report`: the papers' figures and
+//! tables (the catalog), the papers' grids as tables (the same grids as
+//! `sim experiment`), the tuned oracle and the own-policy matrix, by name.
+//! Reports go to stdout as tables, or to stderr when stdout carries the CSV
+//! (`--output csv`).
 
 use std::io::Write;
 
+use flushwise_lab::catalog::{self, Claim};
 use flushwise_lab::experiment;
+use flushwise_lab::figures::{self, LabRequest};
 use flushwise_lab::own_policy_matrix::{self as matrix, MatrixRequest};
 
-use crate::args::{LabListArgs, LabOutput, LabRunArgs};
+use crate::args::{LabListArgs, LabOutput, LabReportArgs, LabRunArgs};
 
-/// The lab's own experiments, beside the papers' grids.
+/// The lab's own experiments, beside the papers' figures and grids.
 const LAB_EXPERIMENTS: &[(&str, &str)] = &[
     (
         matrix::ORACLE_NAME,
@@ -21,7 +24,7 @@ const LAB_EXPERIMENTS: &[(&str, &str)] = &[
         matrix::MATRIX_NAME,
         "Issue #12: every policy at its defaults and the tuned oracle, devices \
          {samsung-850-pro, nvme-generic, wd-1tb-7200} x sizes {1,2,4,8}% x loads \
-         {tpcc-io-bound, tpcc-in-memory, read-mostly} (simulator); CSV + SVG",
+         {tpcc-io-bound, tpcc-in-memory, read-mostly} (simulator); CSV + SVG + PNG",
     ),
 ];
 
@@ -29,9 +32,49 @@ fn io_err(e: std::io::Error) -> String {
     format!("cannot write the report: {e}")
 }
 
+/// The paper's numbers an entry checks, in one line.
+fn paper_numbers(claims: &[Claim]) -> String {
+    let parts: Vec<&str> = claims
+        .iter()
+        .map(|c| match c {
+            Claim::Ratio { text, .. } | Claim::AtMost { text, .. } | Claim::Within { text, .. } => *text,
+        })
+        .collect();
+    if parts.is_empty() {
+        "none in the text (the figure is the result)".into()
+    } else {
+        parts.join("; ")
+    }
+}
+
 pub fn list(args: &LabListArgs) -> Result<(), String> {
     let mut out = std::io::stdout().lock();
+    writeln!(
+        out,
+        "The papers' figures and tables (`flushwise lab run NAME`, or `all`; then `flushwise lab report`):"
+    )
+    .map_err(io_err)?;
+    let mut scales: Vec<(&str, String)> = Vec::new();
+    for e in catalog::ENTRIES {
+        let scale = match scales.iter().find(|(s, _)| *s == e.study) {
+            Some((_, text)) => text.clone(),
+            None => {
+                let study = catalog::study(e.study, false, args.seed)?;
+                scales.push((e.study, study.scale.clone()));
+                study.scale
+            }
+        };
+        writeln!(out, "{:<18} {}: {}", e.name, e.reproduces, e.title).map_err(io_err)?;
+        writeln!(out, "{:<18} simulator, study {}; {scale}", "", e.study).map_err(io_err)?;
+        writeln!(out, "{:<18} paper: {}", "", paper_numbers(e.claims)).map_err(io_err)?;
+    }
+    writeln!(
+        out,
+        "\nThe papers' grids as tables (the same as `flushwise sim experiment NAME`):"
+    )
+    .map_err(io_err)?;
     experiment::list(args.seed, &mut out)?;
+    writeln!(out, "\nThe lab's own:").map_err(io_err)?;
     for (name, about) in LAB_EXPERIMENTS {
         writeln!(out, "{name:<17} {about}").map_err(io_err)?;
     }
@@ -46,12 +89,20 @@ pub fn list(args: &LabListArgs) -> Result<(), String> {
     .map_err(io_err)
 }
 
+/// `all`: every catalog entry, then the own-policy matrix.
+const ALL: &str = "all";
+
 pub fn run(lab: &LabRunArgs) -> Result<(), String> {
     let args = &lab.grid;
-    let known: Vec<&str> = experiment::EXPERIMENTS
-        .iter()
-        .chain(LAB_EXPERIMENTS)
-        .map(|(name, _)| *name)
+    let entry_names: Vec<&str> = catalog::ENTRIES.iter().map(|e| e.name).collect();
+    let known: Vec<&str> = std::iter::once(ALL)
+        .chain(entry_names.iter().copied())
+        .chain(
+            experiment::EXPERIMENTS
+                .iter()
+                .chain(LAB_EXPERIMENTS)
+                .map(|(name, _)| *name),
+        )
         .collect();
     if !known.contains(&args.name.as_str()) {
         return Err(format!(
@@ -61,55 +112,136 @@ pub fn run(lab: &LabRunArgs) -> Result<(), String> {
         ));
     }
     let csv_only = lab.output == LabOutput::Csv;
-    if args.name == matrix::MATRIX_NAME || args.name == matrix::ORACLE_NAME {
-        let report = matrix::run(&MatrixRequest {
-            name: args.name.clone(),
+    if args.name == ALL || entry_names.contains(&args.name.as_str()) {
+        if csv_only {
+            return Err(format!(
+                "lab run {}: --output csv is for the grids and the matrix; a figure's CSVs are written to {}/NAME/",
+                args.name,
+                args.out.display()
+            ));
+        }
+        let entries: Vec<String> = if args.name == ALL {
+            entry_names.iter().map(|s| s.to_string()).collect()
+        } else {
+            vec![args.name.clone()]
+        };
+        let done = figures::run(&LabRequest {
+            entries,
             full: args.full,
             seed: args.seed,
             jobs: args.jobs,
             out: args.out.clone(),
         })?;
-        let mut prose = format!(
-            "flushwise lab run {} ({}), seed={}, commit={}\n",
-            report.name,
-            report.scale,
-            args.seed,
+        let mut out = std::io::stdout().lock();
+        for r in &done.results {
+            writeln!(out, "{}", figures::result_text(r)).map_err(io_err)?;
+        }
+        for note in &done.notes {
+            writeln!(out, "note: {note}").map_err(io_err)?;
+        }
+        writeln!(
+            out,
+            "{} entries drawn into {}; {} of {} runs simulated now (the rest cached or shared), {:.0} s wall, commit {}",
+            done.results.len(),
+            args.out.display(),
+            done.runs_done,
+            done.runs_total,
+            done.wall_seconds,
             flushwise_lab::COMMIT
-        );
-        prose.push_str(&matrix::report_table(&report));
-        for note in &report.notes {
-            prose.push_str(&format!("note: {note}\n"));
+        )
+        .map_err(io_err)?;
+        drop(out);
+        if args.name == ALL {
+            run_matrix(args, matrix::MATRIX_NAME, false)?;
+            let path = figures::report(&args.out)?;
+            eprintln!("wrote {}", path.display());
         }
-        prose.push_str(&format!(
-            "{} of {} runs simulated now (the rest cached or shared), {:.0} s wall; wrote {}\n",
-            report.runs_done,
-            report.runs_total,
-            report.wall_seconds,
-            report
-                .files
-                .iter()
-                .map(|f| f.display().to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ));
-        if csv_only {
-            eprint!("{prose}");
-            std::io::stdout()
-                .lock()
-                .write_all(report.csv.as_bytes())
-                .map_err(io_err)
-        } else {
-            std::io::stdout().lock().write_all(prose.as_bytes()).map_err(io_err)
+        if !done.notes.is_empty() {
+            return Err(format!("{} problem(s), listed above as notes", done.notes.len()));
         }
+        return Ok(());
+    }
+    if args.name == matrix::MATRIX_NAME || args.name == matrix::ORACLE_NAME {
+        return run_matrix(args, &args.name, csv_only);
+    }
+    let request = args.request();
+    if csv_only {
+        experiment::run(&request, &mut std::io::stderr().lock())?;
+        let path = args.out.join(format!("{}.csv", args.name));
+        let text = std::fs::read(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        std::io::stdout().lock().write_all(&text).map_err(io_err)
     } else {
-        let request = args.request();
-        if csv_only {
-            experiment::run(&request, &mut std::io::stderr().lock())?;
-            let path = args.out.join(format!("{}.csv", args.name));
-            let text = std::fs::read(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-            std::io::stdout().lock().write_all(&text).map_err(io_err)
-        } else {
-            experiment::run(&request, &mut std::io::stdout().lock())
+        experiment::run(&request, &mut std::io::stdout().lock())
+    }
+}
+
+fn run_matrix(args: &crate::args::ExperimentArgs, name: &str, csv_only: bool) -> Result<(), String> {
+    let report = matrix::run(&MatrixRequest {
+        name: name.to_string(),
+        full: args.full,
+        seed: args.seed,
+        jobs: args.jobs,
+        out: args.out.clone(),
+    })?;
+    let mut prose = format!(
+        "flushwise lab run {} ({}), seed={}, commit={}\n",
+        report.name,
+        report.scale,
+        args.seed,
+        flushwise_lab::COMMIT
+    );
+    prose.push_str(&matrix::report_table(&report));
+    for note in &report.notes {
+        prose.push_str(&format!("note: {note}\n"));
+    }
+    prose.push_str(&format!(
+        "{} of {} runs simulated now (the rest cached or shared), {:.0} s wall; wrote {}\n",
+        report.runs_done,
+        report.runs_total,
+        report.wall_seconds,
+        report
+            .files
+            .iter()
+            .map(|f| f.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    ));
+    if csv_only {
+        eprint!("{prose}");
+        std::io::stdout()
+            .lock()
+            .write_all(report.csv.as_bytes())
+            .map_err(io_err)
+    } else {
+        std::io::stdout().lock().write_all(prose.as_bytes()).map_err(io_err)
+    }
+}
+
+pub fn report(args: &LabReportArgs) -> Result<(), String> {
+    let path = figures::report(&args.out)?;
+    println!("wrote {}", path.display());
+    if args.check {
+        let (ok, total) = figures::check_in_browser(&path)?;
+        if total == 0 || ok < total {
+            return Err(format!(
+                "{}: {ok} of {total} figures loaded in headless Chromium",
+                path.display()
+            ));
+        }
+        println!("headless Chromium: {ok} of {total} figures loaded");
+    }
+    if let Some(png) = &args.screenshot {
+        figures::screenshot(&path, args.at.as_deref(), 2400, png)?;
+        println!("screenshot: {}", png.display());
+    }
+    if args.open {
+        let status = std::process::Command::new("xdg-open").arg(&path).status();
+        if !matches!(status, Ok(s) if s.success()) {
+            eprintln!(
+                "cannot open a browser here (xdg-open failed); open {} yourself",
+                path.display()
+            );
         }
     }
+    Ok(())
 }

@@ -68,6 +68,7 @@ fn main() -> ExitCode {
         Command::Compare(a) => compare_cmd::command(&a),
         Command::Lab(LabCommand::List(a)) => lab_cmd::list(&a),
         Command::Lab(LabCommand::Run(a)) => lab_cmd::run(&a),
+        Command::Lab(LabCommand::Report(a)) => lab_cmd::report(&a),
         Command::Torture(a) => torture_cmd::torture(&a),
         Command::IoerrSweep(a) => torture_cmd::ioerr_sweep(&a),
     };

@@ -144,7 +144,7 @@ fn tpcc_check_during_a_run_is_refused_naming_the_running_pid() {
 
 #[test]
 fn cleaner_threads_past_the_sane_limit_are_refused_with_the_limit() {
-    for cleaners in ["100000", "4096", "65"] {
+    for cleaners in ["100000", "4096", "129"] {
         let policy = format!("db2:cleaners={cleaners}");
         let msg = refused(&flushwise(&[
             "sim",
@@ -156,7 +156,7 @@ fn cleaner_threads_past_the_sane_limit_are_refused_with_the_limit() {
             "--duration",
             "1s",
         ]));
-        assert!(msg.contains("cleaners") && msg.contains("1..=64"), "{msg}");
+        assert!(msg.contains("cleaners") && msg.contains("1..=128"), "{msg}");
     }
 }
 

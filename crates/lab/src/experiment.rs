@@ -167,7 +167,7 @@ pub(crate) fn lee_base(warehouses: u64, pool_bytes: u64, redo_bytes: u64, device
 
 /// Pool bytes at most the database's size: the simulator refuses a pool
 /// larger than the data (Exp. 2's smallest database fits in the pool).
-fn clamp_pool(config: &mut SimConfig) -> Option<String> {
+pub(crate) fn clamp_pool(config: &mut SimConfig) -> Option<String> {
     let WorkloadSpec::Tpcc { warehouses, .. } = config.workload else {
         return None;
     };
@@ -323,38 +323,7 @@ fn build(name: &str, full: bool, seed: u64) -> Result<Experiment, String> {
             }
         }
         "002-table4" => {
-            let scale = if full {
-                Scale {
-                    divisor: 1,
-                    warmup_us: 10 * MINUTE_US,
-                    duration_us: 20 * MINUTE_US,
-                    report_interval_us: MINUTE_US,
-                }
-            } else {
-                Scale {
-                    divisor: 5,
-                    warmup_us: 240 * SECOND_US,
-                    duration_us: 480 * SECOND_US,
-                    report_interval_us: 30 * SECOND_US,
-                }
-            };
-            // The paper's trace database has 50 warehouses (§4.2); it gives
-            // neither the pool size nor the agent count: 1 GiB (about a fifth
-            // of the data) and 20 agents are our choice.
-            let mut config = SimConfig {
-                workload: WorkloadSpec::tpcc((50 / scale.divisor).max(1) as u32),
-                connections: 20,
-                buffer_pool_bytes: GIB / scale.divisor,
-                redo_bytes: GIB / scale.divisor,
-                page_size_bytes: 16384,
-                data_device: "db2-table3".into(),
-                log_device: "db2-table3".into(),
-                cpu_cores: 0,
-                costs: CpuCosts::db2_table3(),
-                seed,
-                ..SimConfig::default()
-            };
-            apply_time(&mut config, &scale);
+            let (config, scale) = wang_config(full, seed, 50, 1, "db2-table3");
             Experiment {
                 name: "002-table4",
                 title: "Wang & Bunt Table 4: average throughput (NOPM) and C.O.V.",
@@ -374,7 +343,7 @@ fn build(name: &str, full: bool, seed: u64) -> Result<Experiment, String> {
                     },
                 ],
                 points: vec![Point {
-                    value: format!("{} warehouses", (50 / scale.divisor).max(1)),
+                    value: format!("{} warehouses", wang_warehouses(full, 50)),
                     config,
                     note: None,
                 }],
@@ -382,7 +351,7 @@ fn build(name: &str, full: bool, seed: u64) -> Result<Experiment, String> {
                     ("db2 (50 cleaners)", "db2 (2 cleaners)"),
                     ("db2-aiop", "db2 (2 cleaners)"),
                 ],
-                scale: scale_text(full, &scale),
+                scale,
             }
         }
         other => {
@@ -394,6 +363,97 @@ fn build(name: &str, full: bool, seed: u64) -> Result<Experiment, String> {
         }
     };
     Ok(exp)
+}
+
+/// Wang & Bunt's scale: the paper's 10 + 20 minutes (`--full`), or the
+/// database, pool and redo divided by 5 and 4 + 8 minutes.
+fn wang_scale(full: bool) -> Scale {
+    if full {
+        Scale {
+            divisor: 1,
+            warmup_us: 10 * MINUTE_US,
+            duration_us: 20 * MINUTE_US,
+            report_interval_us: MINUTE_US,
+        }
+    } else {
+        Scale {
+            divisor: 5,
+            warmup_us: 240 * SECOND_US,
+            duration_us: 480 * SECOND_US,
+            report_interval_us: 30 * SECOND_US,
+        }
+    }
+}
+
+/// The warehouses of a paper database of `paper_warehouses` at this scale.
+pub(crate) fn wang_warehouses(full: bool, paper_warehouses: u64) -> u64 {
+    (paper_warehouses / wang_scale(full).divisor).max(1)
+}
+
+/// Wang & Bunt's simulated system (paper 002 §4-§5) for a database of
+/// `paper_warehouses`, `pool_gib_per_50_warehouses` GiB of pool and of redo
+/// per 50 warehouses, on `device`: Table 3's CPU costs, no CPU limit, 20
+/// agents, 16 KiB pages; returns the configuration (policy unset) and its
+/// scale's description.
+///
+/// The paper's trace database has 50 warehouses (§4.2); it gives neither
+/// the pool size nor the agent count: 1 GiB (about a fifth of the data)
+/// and 20 agents are our choice.
+pub(crate) fn wang_config(
+    full: bool,
+    seed: u64,
+    paper_warehouses: u64,
+    pool_gib_per_50_warehouses: u64,
+    device: &str,
+) -> (SimConfig, String) {
+    let scale = wang_scale(full);
+    let pool = pool_gib_per_50_warehouses * GIB * paper_warehouses / 50 / scale.divisor;
+    let mut config = SimConfig {
+        workload: WorkloadSpec::tpcc(wang_warehouses(full, paper_warehouses) as u32),
+        connections: 20,
+        buffer_pool_bytes: pool,
+        redo_bytes: pool,
+        page_size_bytes: 16384,
+        data_device: device.into(),
+        log_device: device.into(),
+        cpu_cores: 0,
+        costs: CpuCosts::db2_table3(),
+        seed,
+        ..SimConfig::default()
+    };
+    apply_time(&mut config, &scale);
+    (config, scale_text(full, &scale))
+}
+
+/// One run of a paper grid, for the lab's figures.
+pub(crate) struct GridRun {
+    /// The policy as the grid's tables label it.
+    pub label: &'static str,
+    pub config: SimConfig,
+}
+
+/// A paper grid as runs: its scale, the varied parameter's name, the runs
+/// (policy set) and the notes of its points.
+pub(crate) fn grid_runs(name: &str, full: bool, seed: u64) -> Result<(String, Vec<GridRun>, Vec<String>), String> {
+    let exp = build(name, full, seed)?;
+    let mut runs = Vec::new();
+    let mut notes = Vec::new();
+    for point in &exp.points {
+        if let Some(note) = &point.note {
+            notes.push(format!("{} {}: {note}", exp.varied, point.value));
+        }
+        for p in &exp.policies {
+            let policy = PolicySpec::parse(p.name)?;
+            runs.push(GridRun {
+                label: p.label,
+                config: SimConfig {
+                    policy,
+                    ..point.config.clone()
+                },
+            });
+        }
+    }
+    Ok((exp.scale, runs, notes))
 }
 
 /// What to run: an experiment by name, at which scale, where to.

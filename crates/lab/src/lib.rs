@@ -13,7 +13,12 @@
 //! - [`render`]: tables, CSV and JSON lines from results;
 //! - [`own_policy_matrix`]: every policy and the tuned oracle (a grid
 //!   search over 5.6's fixed knobs) over devices x sizes x loads;
-//! - [`plot`]: figures as SVG (plotters);
+//! - [`catalog`]: every figure and table of papers 000-002 as data (study,
+//!   view, the paper's values and claims);
+//! - [`figures`]: running catalog entries (cached by configuration hash),
+//!   drawing them, their verdicts, and the HTML report;
+//! - [`run_cache`]: simulator runs cached by configuration hash;
+//! - [`plot`]: figures as SVG (plotters) and PNG (resvg);
 //! - [`sim_bench`]: simulated buffer requests per wall-clock second;
 //! - [`steady`]: when an engine run's warm-up may end (fixed, or once the
 //!   policy's tuned parameters hold still).
@@ -22,14 +27,17 @@
 //! which only parses arguments and prints. Every result carries
 //! [`COMMIT`].
 
+pub mod catalog;
 pub mod crash_rounds;
 pub mod database;
 pub mod engine_compare;
 pub mod engine_run;
 pub mod experiment;
+pub mod figures;
 pub mod own_policy_matrix;
 pub mod plot;
 pub mod render;
+pub mod run_cache;
 pub mod sim_bench;
 pub mod sim_runner;
 pub mod steady;

@@ -24,18 +24,14 @@
 //!   deterministic), so runs are identified by configuration hash: the
 //!   same configuration in two cells or two experiments runs once, and a
 //!   finished run is cached in `<out>/.cache/runs-<commit>.jsonl` so an
-//!   interrupted experiment resumes where it stopped (a new commit starts a
-//!   new cache: the policies may have changed; a build from an edited tree,
-//!   commit `...-dirty`, reads no cache, since two such builds share a
-//!   label but not their code);
+//!   interrupted experiment resumes where it stopped (the rules are
+//!   [`crate::run_cache`]'s);
 //! - the verdict of a cell is computed from the rows written, never typed
 //!   in: the criteria are the "Done when" (see [`CellVerdict`]).
 
 use std::collections::HashMap;
-use std::fs::{self, File, OpenOptions};
-use std::io::{BufRead, BufReader, Write};
+use std::fs;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
@@ -47,6 +43,7 @@ use flushwise_tpcc_model::{TpccMix, TpccModel, TpccModelConfig};
 use crate::experiment::lee_base;
 use crate::plot::{self, Panel, Series};
 use crate::render::{self, Csv};
+use crate::run_cache::{self, CachedRun};
 use crate::sim_runner as runner;
 use crate::COMMIT;
 
@@ -295,108 +292,43 @@ pub struct RunRecord {
     pub wall_seconds: f64,
 }
 
-/// Whether runs cached under `commit` may be reused: not for a build from
-/// an edited tree or without git.
-fn cache_reusable(commit: &str) -> bool {
-    !(commit.ends_with("-dirty") || commit == "unknown")
-}
-
-/// Runs already finished at `commit`, by configuration hash.
-fn load_cache(path: &Path, commit: &str) -> HashMap<String, RunRecord> {
-    let Ok(file) = File::open(path) else {
-        return HashMap::new();
-    };
-    BufReader::new(file)
-        .lines()
-        .map_while(Result::ok)
-        // A line cut short by an interrupted write is skipped (and rerun).
-        .filter_map(|line| serde_json::from_str::<RunRecord>(&line).ok())
-        .filter(|r| r.commit == commit)
-        .map(|r| (r.config_hash.clone(), r))
-        .collect()
+impl CachedRun for RunRecord {
+    fn config_hash(&self) -> &str {
+        &self.config_hash
+    }
+    fn commit(&self) -> &str {
+        &self.commit
+    }
 }
 
 /// The runs `configs` name, from the cache or run now on `jobs` threads
-/// (each finished run appended to the cache at once). Returns records by
-/// configuration hash and the number actually run.
+/// (see [`run_cache`]). Returns records by configuration hash and the
+/// number actually run.
 fn run_all(
     configs: Vec<SimConfig>,
     jobs: usize,
     cache_path: &Path,
     notes: &mut Vec<String>,
 ) -> Result<(HashMap<String, RunRecord>, usize), String> {
-    let mut records = if cache_reusable(COMMIT) {
-        load_cache(cache_path, COMMIT)
-    } else {
-        HashMap::new()
-    };
-    let mut todo: Vec<SimConfig> = Vec::new();
-    let mut queued: std::collections::HashSet<String> = std::collections::HashSet::new();
-    for config in configs {
-        let hash = config.config_hash();
-        if !records.contains_key(&hash) && queued.insert(hash) {
-            todo.push(config);
+    let done = run_cache::run_all(configs, jobs, cache_path, "own-policy matrix", |config, out| {
+        let r = &out.result;
+        RunRecord {
+            config_hash: r.config_hash.clone(),
+            commit: r.commit.clone(),
+            seed: r.seed,
+            policy: config.policy.to_string(),
+            nopm: r.figures.nopm,
+            sync_write_pct: r.figures.sync_write_pct,
+            user_stall_us_per_txn: r.figures.user_stall_us_per_txn,
+            user_stall_p99_us: r.figures.user_stall_p99_us,
+            io_per_txn: r.figures.io_per_txn,
+            hit_ratio: r.figures.hit_ratio,
+            checkpoint_age_avg_bytes: r.checkpoint_age_avg_bytes,
+            wall_seconds: r.wall_seconds,
         }
-    }
-    let cached = records.len();
-    if let Some(dir) = cache_path.parent() {
-        fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    }
-    let file = OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(cache_path)
-        .map_err(|e| format!("cannot open the run cache {}: {e}", cache_path.display()))?;
-    let file = Mutex::new(file);
-    let fresh: Mutex<Vec<RunRecord>> = Mutex::new(Vec::new());
-    let failures: Mutex<Vec<String>> = Mutex::new(Vec::new());
-    let count = todo.len();
-    eprintln!(
-        "{count} runs to do ({cached} cached at commit {COMMIT} in {})",
-        cache_path.display()
-    );
-    runner::run_each(todo, jobs, "own-policy matrix", |config, outcome| match outcome {
-        Ok(out) => {
-            let r = &out.result;
-            let record = RunRecord {
-                config_hash: r.config_hash.clone(),
-                commit: r.commit.clone(),
-                seed: r.seed,
-                policy: config.policy.to_string(),
-                nopm: r.figures.nopm,
-                sync_write_pct: r.figures.sync_write_pct,
-                user_stall_us_per_txn: r.figures.user_stall_us_per_txn,
-                user_stall_p99_us: r.figures.user_stall_p99_us,
-                io_per_txn: r.figures.io_per_txn,
-                hit_ratio: r.figures.hit_ratio,
-                checkpoint_age_avg_bytes: r.checkpoint_age_avg_bytes,
-                wall_seconds: r.wall_seconds,
-            };
-            if let (Ok(line), Ok(mut f)) = (serde_json::to_string(&record), file.lock()) {
-                // A cache write that fails costs a rerun next time, no more.
-                let _ = writeln!(f, "{line}");
-            }
-            if let Ok(mut v) = fresh.lock() {
-                v.push(record);
-            }
-        }
-        Err(e) => {
-            if let Ok(mut v) = failures.lock() {
-                v.push(format!("{} ({}): {e}", config.policy, config.config_hash()));
-            }
-        }
-    });
-    for record in fresh.into_inner().unwrap_or_default() {
-        records.insert(record.config_hash.clone(), record);
-    }
-    notes.extend(
-        failures
-            .into_inner()
-            .unwrap_or_default()
-            .into_iter()
-            .map(|f| format!("run failed: {f}")),
-    );
-    Ok((records, count))
+    })?;
+    notes.extend(done.failures.into_iter().map(|f| format!("run failed: {f}")));
+    Ok((done.records, done.ran))
 }
 
 /// One policy's figures in one cell.
@@ -610,7 +542,10 @@ pub fn run(request: &MatrixRequest) -> Result<MatrixReport, String> {
     if !oracle_only {
         let svg_path = request.out.join(format!("{}.svg", request.name));
         plot::panels_svg(&svg_path, &plot_panels(&outcomes), "NOPM / tuned oracle's NOPM")?;
+        let png_path = svg_path.with_extension("png");
+        plot::png_from_svg(&svg_path, &png_path)?;
         files.push(svg_path);
+        files.push(png_path);
     }
     Ok(MatrixReport {
         name: request.name.clone(),
@@ -736,16 +671,13 @@ fn plot_panels(outcomes: &[CellOutcome]) -> Vec<Panel> {
                     })
                     .collect();
                 if !points.is_empty() {
-                    series.push(Series {
-                        label: name.to_string(),
-                        points,
-                        emphasized: name == JUDGED_POLICY,
-                    });
+                    series.push(Series::line(name, points, name == JUDGED_POLICY));
                 }
             }
             panels.push(Panel {
                 title: format!("{device} · {}", workload.name()),
                 x_label: format!("{} (% of data)", workload.sized()),
+                y_label: None,
                 series,
             });
         }
@@ -944,7 +876,7 @@ mod tests {
     }
 
     #[test]
-    fn the_cache_keeps_only_this_commits_whole_lines() {
+    fn a_matrix_record_round_trips_through_the_run_cache() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("runs.jsonl");
         let mut mine = record("flushwise", 1.0, 0.0, 0.0).record;
@@ -958,10 +890,8 @@ mod tests {
             serde_json::to_string(&other).unwrap()
         );
         fs::write(&path, text).unwrap();
-        let cache = load_cache(&path, "abc1234");
+        let cache: HashMap<String, RunRecord> = run_cache::load(&path, "abc1234");
         assert_eq!(cache.len(), 1);
         assert_eq!(cache.get(&mine.config_hash), Some(&mine));
-        assert!(cache_reusable("abc1234"));
-        assert!(!cache_reusable("abc1234-dirty") && !cache_reusable("unknown"));
     }
 }

@@ -14,7 +14,8 @@
 //!   and write times, one FIFO per disk.
 //!
 //! [`DeviceSpec`] names a model by preset (`samsung-850-pro`, `nvme-generic`,
-//! `wd-1tb-7200`, `db2-table3`) or by kind (`ssd`, `hdd`, `constant`, each
+//! `wd-1tb-7200`, `db2-table3`; paper 002's variants `db2-table3-disk5x`,
+//! `db2-small`, `db2-medium`) or by kind (`ssd`, `hdd`, `constant`, each
 //! meaning its kind's first preset) and builds fresh models from it.
 //!
 //! Invariants, checked by each model's `check_invariants()`:
@@ -204,7 +205,15 @@ impl InFlight {
 }
 
 /// The accepted preset names, kind default first within each kind.
-const PRESET_NAMES: &[&str] = &["samsung-850-pro", "nvme-generic", "wd-1tb-7200", "db2-table3"];
+const PRESET_NAMES: &[&str] = &[
+    "samsung-850-pro",
+    "nvme-generic",
+    "wd-1tb-7200",
+    "db2-table3",
+    "db2-table3-disk5x",
+    "db2-small",
+    "db2-medium",
+];
 
 /// Kind names and the preset each stands for.
 const KIND_DEFAULTS: &[(&str, &str)] = &[
@@ -341,6 +350,9 @@ impl DeviceSpec {
             "nvme-generic" => DeviceSpec::ssd(SsdConfig::nvme_generic()),
             "wd-1tb-7200" => DeviceSpec::hdd(HddConfig::wd_1tb_7200()),
             "db2-table3" => DeviceSpec::constant(ConstantConfig::db2_table3()),
+            "db2-table3-disk5x" => DeviceSpec::constant(ConstantConfig::db2_table3_disk5x()),
+            "db2-small" => DeviceSpec::constant(ConstantConfig::db2_small()),
+            "db2-medium" => DeviceSpec::constant(ConstantConfig::db2_medium()),
             _ => return Err(unknown()),
         }?;
         match kind {

@@ -1,0 +1,181 @@
+//! Simulator runs cached by configuration hash, so a long experiment
+//! resumes where it stopped and two experiments that share a run run it
+//! once.
+//!
+//! Invariants:
+//! - a run is a pure function of its configuration (the simulator is
+//!   deterministic), so its [`SimConfig::config_hash`] names it;
+//! - a cache file holds one JSON record per line, appended as each run
+//!   finishes (an interrupted write leaves a partial last line, which is
+//!   skipped and rerun);
+//! - a record is reused only under the commit that wrote it, and never by a
+//!   build from an edited tree (`...-dirty`) or without git (`unknown`):
+//!   two such builds share a label but not their code.
+
+use std::collections::{HashMap, HashSet};
+use std::fs::{self, File, OpenOptions};
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::sync::Mutex;
+
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+use flushwise_sim::SimConfig;
+
+use crate::sim_runner::{self as runner, RunOutput};
+use crate::COMMIT;
+
+/// A record a cache keeps: it must say which run and which commit it is.
+pub trait CachedRun: Serialize + DeserializeOwned + Send {
+    fn config_hash(&self) -> &str;
+    fn commit(&self) -> &str;
+}
+
+/// Whether runs cached under `commit` may be reused.
+pub fn reusable(commit: &str) -> bool {
+    !(commit.ends_with("-dirty") || commit == "unknown")
+}
+
+/// Runs already finished at `commit`, by configuration hash.
+pub fn load<R: CachedRun>(path: &Path, commit: &str) -> HashMap<String, R> {
+    let Ok(file) = File::open(path) else {
+        return HashMap::new();
+    };
+    BufReader::new(file)
+        .lines()
+        .map_while(Result::ok)
+        .filter_map(|line| serde_json::from_str::<R>(&line).ok())
+        .filter(|r| r.commit() == commit)
+        .map(|r| (r.config_hash().to_string(), r))
+        .collect()
+}
+
+/// What [`run_all`] did.
+pub struct CachedRuns<R> {
+    /// Every run asked for that finished (now or before), by hash.
+    pub records: HashMap<String, R>,
+    /// Runs simulated now (the rest came from the cache or were shared).
+    pub ran: usize,
+    /// One line per run that failed, naming its policy and hash.
+    pub failures: Vec<String>,
+}
+
+/// The runs `configs` name, from the cache at `cache_path` or run now on
+/// `jobs` threads under one progress bar labelled `label`; `keep` makes
+/// the record of a finished run, which is appended to the cache at once.
+pub fn run_all<R, K>(
+    configs: Vec<SimConfig>,
+    jobs: usize,
+    cache_path: &Path,
+    label: &str,
+    keep: K,
+) -> Result<CachedRuns<R>, String>
+where
+    R: CachedRun,
+    K: Fn(&SimConfig, &RunOutput) -> R + Sync,
+{
+    let mut records: HashMap<String, R> = if reusable(COMMIT) {
+        load(cache_path, COMMIT)
+    } else {
+        HashMap::new()
+    };
+    let mut todo: Vec<SimConfig> = Vec::new();
+    let mut queued: HashSet<String> = HashSet::new();
+    let mut wanted: HashSet<String> = HashSet::new();
+    for config in configs {
+        let hash = config.config_hash();
+        wanted.insert(hash.clone());
+        if !records.contains_key(&hash) && queued.insert(hash) {
+            todo.push(config);
+        }
+    }
+    records.retain(|hash, _| wanted.contains(hash));
+    if let Some(dir) = cache_path.parent() {
+        fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    }
+    let file = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(cache_path)
+        .map_err(|e| format!("cannot open the run cache {}: {e}", cache_path.display()))?;
+    let file = Mutex::new(file);
+    let fresh: Mutex<Vec<R>> = Mutex::new(Vec::new());
+    let failures: Mutex<Vec<String>> = Mutex::new(Vec::new());
+    let ran = todo.len();
+    eprintln!(
+        "{label}: {ran} runs to do ({} cached at commit {COMMIT} in {})",
+        records.len(),
+        cache_path.display()
+    );
+    runner::run_each(todo, jobs, label, |config, outcome| match outcome {
+        Ok(out) => {
+            let record = keep(config, &out);
+            if let (Ok(line), Ok(mut f)) = (serde_json::to_string(&record), file.lock()) {
+                // A cache write that fails costs a rerun next time, no more.
+                let _ = writeln!(f, "{line}");
+            }
+            if let Ok(mut v) = fresh.lock() {
+                v.push(record);
+            }
+        }
+        Err(e) => {
+            if let Ok(mut v) = failures.lock() {
+                v.push(format!("{} ({}): {e}", config.policy, config.config_hash()));
+            }
+        }
+    });
+    for record in fresh.into_inner().unwrap_or_default() {
+        records.insert(record.config_hash().to_string(), record);
+    }
+    Ok(CachedRuns {
+        records,
+        ran,
+        failures: failures.into_inner().unwrap_or_default(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde::Deserialize;
+
+    #[derive(Serialize, Deserialize, Debug, PartialEq)]
+    struct Rec {
+        config_hash: String,
+        commit: String,
+    }
+    impl CachedRun for Rec {
+        fn config_hash(&self) -> &str {
+            &self.config_hash
+        }
+        fn commit(&self) -> &str {
+            &self.commit
+        }
+    }
+
+    #[test]
+    fn the_cache_keeps_only_this_commits_whole_lines() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.jsonl");
+        let mine = Rec {
+            config_hash: "h1".into(),
+            commit: "abc1234".into(),
+        };
+        let other = Rec {
+            config_hash: "h2".into(),
+            commit: "fff0000".into(),
+        };
+        let text = format!(
+            "{}\n{}\n{{\"config_hash\":\"h3\",\"comm",
+            serde_json::to_string(&mine).unwrap(),
+            serde_json::to_string(&other).unwrap()
+        );
+        fs::write(&path, text).unwrap();
+        let cache: HashMap<String, Rec> = load(&path, "abc1234");
+        assert_eq!(cache.len(), 1);
+        assert_eq!(cache.get("h1"), Some(&mine));
+        assert!(reusable("abc1234"));
+        assert!(!reusable("abc1234-dirty") && !reusable("unknown"));
+    }
+}
