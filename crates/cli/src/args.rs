@@ -207,6 +207,10 @@ pub enum LabOutput {
 pub struct LabRunArgs {
     #[command(flatten)]
     pub grid: ExperimentArgs,
+    /// Where the engine entries' prepared database (and its per-run copy)
+    /// live, as `compare --dir`: prepared once, reused after.
+    #[arg(long, value_name = "DIR", default_value = "flushwise-data")]
+    pub dir: PathBuf,
     #[arg(long, value_enum, default_value = "table")]
     pub output: LabOutput,
 }

@@ -117,9 +117,63 @@ fn with_preset(args: &EngineCompareArgs) -> (EngineCompareArgs, u32) {
     (args, warehouses)
 }
 
+/// What [`run_policies`] leaves: each policy's outcome (in order) and the
+/// sizes the regime lines need.
+pub struct CompareOutcomes {
+    pub outcomes: Vec<PolicyOutcome>,
+    pub pool_bytes: u64,
+    pub data_bytes: u64,
+    pub page_bytes: u64,
+    pub results_dir: std::path::PathBuf,
+}
+
 pub fn command(args: &EngineCompareArgs) -> Result<(), String> {
-    let (args, warehouses) = with_preset(args);
+    let (args, _) = with_preset(args);
     let args = &args;
+    let CompareOutcomes {
+        outcomes,
+        pool_bytes,
+        data_bytes,
+        page_bytes,
+        results_dir,
+    } = run_policies(args)?;
+    let text = match args.engine.output {
+        OutputFormat::Table => compare_table(&outcomes),
+        OutputFormat::Json => output::json_lines(outcomes.iter().map(|o| (&o.out.result, o.out.rows.as_slice())))?,
+        OutputFormat::Csv => {
+            let mut csv = Csv::default();
+            for o in &outcomes {
+                csv.push(output::flatten(&o.out.result));
+            }
+            csv.render()
+        }
+    };
+    print!("{text}");
+    for o in &outcomes {
+        let r = &o.out.result;
+        say(args, format!("{}: {}", r.policy, convergence_text(&o.out.rows)));
+        say(
+            args,
+            format!(
+                "{}: {}",
+                r.policy,
+                regime_text(pool_bytes, data_bytes, page_bytes, &r.figures, r.measured_seconds)
+            ),
+        );
+    }
+    say(args, format!("results: {}", results_dir.display()));
+    if let Some(failed) = outcomes.iter().find_map(|o| o.check.as_ref().err()) {
+        return Err(failed.clone());
+    }
+    Ok(())
+}
+
+/// Prepares (or reuses) the base database, then for each policy copies it,
+/// runs it and checks the copy; writes the results directory. `args` must
+/// already carry the preset's values (`command` does that; the lab sets
+/// every value itself).
+pub fn run_policies(args: &EngineCompareArgs) -> Result<CompareOutcomes, String> {
+    let warehouses = args.warehouses.unwrap_or(args.preset.warehouses);
     let (run_config, steady_warmup_min) = tpcc_cmd::run_config(&args.engine)?;
     let (base, manifest) = prepared_base(args, warehouses)?;
     let copy = location("run", args);
@@ -223,39 +277,11 @@ pub fn command(args: &EngineCompareArgs) -> Result<(), String> {
     }
     database::remove_with_redo(&copy.dir, copy.redo_dir.as_deref())?;
     write_results(&results_dir, &outcomes)?;
-    let text = match args.engine.output {
-        OutputFormat::Table => compare_table(&outcomes),
-        OutputFormat::Json => output::json_lines(outcomes.iter().map(|o| (&o.out.result, o.out.rows.as_slice())))?,
-        OutputFormat::Csv => {
-            let mut csv = Csv::default();
-            for o in &outcomes {
-                csv.push(output::flatten(&o.out.result));
-            }
-            csv.render()
-        }
-    };
-    print!("{text}");
-    for o in &outcomes {
-        let r = &o.out.result;
-        say(args, format!("{}: {}", r.policy, convergence_text(&o.out.rows)));
-        say(
-            args,
-            format!(
-                "{}: {}",
-                r.policy,
-                regime_text(
-                    pool_bytes,
-                    data_bytes,
-                    u64::from(manifest.page_size_bytes),
-                    &r.figures,
-                    r.measured_seconds
-                )
-            ),
-        );
-    }
-    say(args, format!("results: {}", results_dir.display()));
-    if let Some(failed) = outcomes.iter().find_map(|o| o.check.as_ref().err()) {
-        return Err(failed.clone());
-    }
-    Ok(())
+    Ok(CompareOutcomes {
+        outcomes,
+        pool_bytes,
+        data_bytes,
+        page_bytes: u64::from(manifest.page_size_bytes),
+        results_dir,
+    })
 }

@@ -12,6 +12,7 @@ use flushwise_lab::figures::{self, LabRequest};
 use flushwise_lab::own_policy_matrix::{self as matrix, MatrixRequest};
 
 use crate::args::{LabListArgs, LabOutput, LabReportArgs, LabRunArgs};
+use crate::lab_engine;
 
 /// The lab's own experiments, beside the papers' figures and grids.
 const LAB_EXPERIMENTS: &[(&str, &str)] = &[
@@ -59,14 +60,19 @@ pub fn list(args: &LabListArgs) -> Result<(), String> {
         let scale = match scales.iter().find(|(s, _)| *s == e.study) {
             Some((_, text)) => text.clone(),
             None => {
-                let study = catalog::study(e.study, false, args.seed)?;
-                scales.push((e.study, study.scale.clone()));
-                study.scale
+                let text = if e.on_engine() {
+                    catalog::engine_study(e.study, false)?.scale
+                } else {
+                    catalog::study(e.study, false, args.seed)?.scale
+                };
+                scales.push((e.study, text.clone()));
+                text
             }
         };
-        writeln!(out, "{:<18} {}: {}", e.name, e.reproduces, e.title).map_err(io_err)?;
-        writeln!(out, "{:<18} simulator, study {}; {scale}", "", e.study).map_err(io_err)?;
-        writeln!(out, "{:<18} paper: {}", "", paper_numbers(e.claims)).map_err(io_err)?;
+        let shell = if e.on_engine() { "engine" } else { "simulator" };
+        writeln!(out, "{:<22} {}: {}", e.name, e.reproduces, e.title).map_err(io_err)?;
+        writeln!(out, "{:<22} {shell}, study {}; {scale}", "", e.study).map_err(io_err)?;
+        writeln!(out, "{:<22} paper: {}", "", paper_numbers(e.claims)).map_err(io_err)?;
     }
     writeln!(
         out,
@@ -112,7 +118,11 @@ pub fn run(lab: &LabRunArgs) -> Result<(), String> {
         ));
     }
     let csv_only = lab.output == LabOutput::Csv;
-    if args.name == ALL || entry_names.contains(&args.name.as_str()) {
+    // `002-table4` is both a catalog entry (figure, verdicts) and a grid
+    // (`sim experiment`'s table and CSV): `--output csv` asks for the grid.
+    let is_grid = experiment::EXPERIMENTS.iter().any(|(n, _)| *n == args.name);
+    let is_entry = entry_names.contains(&args.name.as_str());
+    if args.name == ALL || (is_entry && !(csv_only && is_grid)) {
         if csv_only {
             return Err(format!(
                 "lab run {}: --output csv is for the grids and the matrix; a figure's CSVs are written to {}/NAME/",
@@ -120,44 +130,68 @@ pub fn run(lab: &LabRunArgs) -> Result<(), String> {
                 args.out.display()
             ));
         }
-        let entries: Vec<String> = if args.name == ALL {
-            entry_names.iter().map(|s| s.to_string()).collect()
-        } else {
-            vec![args.name.clone()]
-        };
-        let done = figures::run(&LabRequest {
-            entries,
+        let chosen: Vec<&'static catalog::Entry> = catalog::ENTRIES
+            .iter()
+            .filter(|e| args.name == ALL || e.name == args.name)
+            .collect();
+        let request = LabRequest {
+            entries: chosen
+                .iter()
+                .filter(|e| !e.on_engine())
+                .map(|e| e.name.to_string())
+                .collect(),
             full: args.full,
             seed: args.seed,
             jobs: args.jobs,
             out: args.out.clone(),
-        })?;
-        let mut out = std::io::stdout().lock();
-        for r in &done.results {
-            writeln!(out, "{}", figures::result_text(r)).map_err(io_err)?;
+        };
+        let started = std::time::Instant::now();
+        let mut notes = Vec::new();
+        if !request.entries.is_empty() {
+            let done = figures::run(&request)?;
+            print_results(&done.results)?;
+            notes.extend(done.notes);
+            eprintln!(
+                "lab: simulator entries: {} drawn, {} of {} runs simulated now (the rest cached or shared), {:.0} s",
+                done.results.len(),
+                done.runs_done,
+                done.runs_total,
+                done.wall_seconds
+            );
         }
-        for note in &done.notes {
-            writeln!(out, "note: {note}").map_err(io_err)?;
+        let on_engine: Vec<&'static catalog::Entry> = chosen.iter().copied().filter(|e| e.on_engine()).collect();
+        if !on_engine.is_empty() {
+            let done = lab_engine::run(&on_engine, &request, &lab.dir)?;
+            print_results(&done.results)?;
+            notes.extend(done.notes);
+            eprintln!(
+                "lab: engine entries: {} drawn, {} of {} runs made now (the rest cached)",
+                done.results.len(),
+                done.runs_done,
+                done.runs_total
+            );
         }
-        writeln!(
-            out,
-            "{} entries drawn into {}; {} of {} runs simulated now (the rest cached or shared), {:.0} s wall, commit {}",
-            done.results.len(),
-            args.out.display(),
-            done.runs_done,
-            done.runs_total,
-            done.wall_seconds,
-            flushwise_lab::COMMIT
-        )
-        .map_err(io_err)?;
-        drop(out);
         if args.name == ALL {
             run_matrix(args, matrix::MATRIX_NAME, false)?;
             let path = figures::report(&args.out)?;
             eprintln!("wrote {}", path.display());
         }
-        if !done.notes.is_empty() {
-            return Err(format!("{} problem(s), listed above as notes", done.notes.len()));
+        let mut out = std::io::stdout().lock();
+        for note in &notes {
+            writeln!(out, "note: {note}").map_err(io_err)?;
+        }
+        writeln!(
+            out,
+            "lab run {}: {} entries into {} in {:.0} s, commit {}",
+            args.name,
+            chosen.len(),
+            args.out.display(),
+            started.elapsed().as_secs_f64(),
+            flushwise_lab::COMMIT
+        )
+        .map_err(io_err)?;
+        if !notes.is_empty() {
+            return Err(format!("{} problem(s), listed above as notes", notes.len()));
         }
         return Ok(());
     }
@@ -173,6 +207,14 @@ pub fn run(lab: &LabRunArgs) -> Result<(), String> {
     } else {
         experiment::run(&request, &mut std::io::stdout().lock())
     }
+}
+
+fn print_results(results: &[figures::EntryResult]) -> Result<(), String> {
+    let mut out = std::io::stdout().lock();
+    for r in results {
+        writeln!(out, "{}", figures::result_text(r)).map_err(io_err)?;
+    }
+    Ok(())
 }
 
 fn run_matrix(args: &crate::args::ExperimentArgs, name: &str, csv_only: bool) -> Result<(), String> {

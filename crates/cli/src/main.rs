@@ -26,6 +26,7 @@ mod crash_cmd;
 mod engine_opts;
 mod interrupt;
 mod lab_cmd;
+mod lab_engine;
 mod sim_cmd;
 mod torture_cmd;
 mod tpcc_cmd;

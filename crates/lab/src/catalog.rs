@@ -182,8 +182,164 @@ pub struct Entry {
     pub claims: &'static [Claim],
 }
 
+impl Entry {
+    /// Whether the entry's study runs on the real engine (the command line
+    /// runs it: it needs a prepared database).
+    pub fn on_engine(&self) -> bool {
+        self.study.starts_with("engine-")
+    }
+}
+
+/// One run of an engine study: TPC-C on the real engine, on this machine's
+/// disk, one policy at one pool size.
+#[derive(Clone, Debug)]
+pub struct EngineRun {
+    pub series: String,
+    pub x: f64,
+    /// The policy (`name:key=value,...`).
+    pub policy: String,
+    pub buffer_pool_bytes: u64,
+    pub doublewrite: bool,
+}
+
+/// A set of engine runs on one prepared database.
+#[derive(Clone, Debug)]
+pub struct EngineStudy {
+    pub name: &'static str,
+    pub scale: String,
+    pub x_label: &'static str,
+    pub warehouses: u32,
+    pub connections: u32,
+    pub redo_bytes: u64,
+    /// `--warmup`, `--duration` and `--report-interval` of each run.
+    pub warmup: &'static str,
+    pub duration: &'static str,
+    pub report_interval: &'static str,
+    pub runs: Vec<EngineRun>,
+    pub notes: Vec<String>,
+}
+
+const MIB_BYTES: u64 = 1 << 20;
+
+/// The engine's Lee et al. Experiment 1: 10 warehouses (916 MiB of data
+/// pages), 20 connections, the redo log 16% of the data (144 MiB) as the
+/// paper's 16 GiB for ~100 GB, pools of 2, 4 and 8% of the data (18, 36,
+/// 72 MiB: the paper's 2, 4 and 8 GB of ~100 GB; `--full` adds 1%, 9 MiB)
+/// on this machine's disk with O_DIRECT. Runs are short at the default
+/// scale (15 s warm-up, 30 s measured): engine runs on this disk move
+/// 10-20% from run to run, so the figure shows the direction, and `--full`
+/// (2 + 3 minutes) the numbers.
+fn engine_lee_exp1(full: bool) -> EngineStudy {
+    let pools: &[u64] = if full { &[9, 18, 36, 72] } else { &[18, 36, 72] };
+    let mut runs = Vec::new();
+    for &mib in pools {
+        for policy in ["mysql56", "percona56", "self-tuning", "flushwise"] {
+            runs.push(EngineRun {
+                series: policy.to_string(),
+                x: mib as f64,
+                policy: policy.to_string(),
+                buffer_pool_bytes: mib * MIB_BYTES,
+                doublewrite: true,
+            });
+        }
+    }
+    let (warmup, duration) = if full { ("2m", "3m") } else { ("15s", "30s") };
+    EngineStudy {
+        name: "engine-lee-exp1",
+        scale: format!(
+            "{}: engine, 10 warehouses (916 MiB of data pages), 20 connections, redo 144 MiB, pools {} MiB \
+             (1-8% of the data as the paper's 1-8 GB of ~100 GB), warm-up {warmup}, measured {duration}, \
+             this machine's disk (O_DIRECT)",
+            if full {
+                "paper ratios (--full)"
+            } else {
+                "scaled default"
+            },
+            pools.iter().map(u64::to_string).collect::<Vec<_>>().join("/")
+        ),
+        x_label: "buffer pool (MiB)",
+        warehouses: 10,
+        connections: 20,
+        redo_bytes: 144 * MIB_BYTES,
+        warmup,
+        duration,
+        report_interval: "5s",
+        runs,
+        notes: vec!["engine runs on this disk vary 10-20% from run to run; one run per point".into()],
+    }
+}
+
+/// The engine's 001: adaptive_flushing against adaptive_checkpoint reflex
+/// and estimate, doublewrite on and off, from a cold start with a pool
+/// that holds the data (the post's 16 GiB pool for ~10 GB), redo 128 MiB
+/// (the post's 1 GiB for ~10 GB: 14% of our 916 MiB), 16 connections, `innodb_io_capacity`
+/// 4000 (the policies' default, the post's value).
+fn engine_001(full: bool) -> EngineStudy {
+    let mut runs = Vec::new();
+    for (dw, suffix) in [(false, "doublewrite off"), (true, "doublewrite on")] {
+        for (label, policy) in [
+            ("flushing", "innodb-adaptive-flushing"),
+            ("reflex", "adaptive-checkpoint-reflex"),
+            ("estimate", "adaptive-checkpoint-estimate"),
+        ] {
+            runs.push(EngineRun {
+                series: format!("{label}, {suffix}"),
+                x: 0.0,
+                policy: policy.to_string(),
+                buffer_pool_bytes: 1536 * MIB_BYTES,
+                doublewrite: dw,
+            });
+        }
+    }
+    let (warmup, duration) = if full { ("20m", "10m") } else { ("30s", "20s") };
+    EngineStudy {
+        name: "engine-001",
+        scale: format!(
+            "{}: engine, 10 warehouses (916 MiB of data pages) in a 1.5 GiB pool from a cold start, redo 128 MiB, \
+             16 connections, warm-up {warmup} then measured {duration} (the post: 1200 s, then 600 s), \
+             this machine's disk (O_DIRECT)",
+            if full {
+                "the post's times (--full)"
+            } else {
+                "scaled default"
+            }
+        ),
+        x_label: "",
+        warehouses: 10,
+        connections: 16,
+        redo_bytes: 128 * MIB_BYTES,
+        warmup,
+        duration,
+        report_interval: "5s",
+        runs,
+        notes: vec![
+            "the post's `none` series (neither adaptive method) is not modelled".into(),
+            "engine runs on this disk vary 10-20% from run to run; one run per series".into(),
+        ],
+    }
+}
+
+/// The engine studies, by name.
+/// Builds an engine study at the paper's ratios (`--full`) or scaled.
+pub type EngineStudyBuilder = fn(bool) -> EngineStudy;
+
+pub const ENGINE_STUDIES: &[(&str, EngineStudyBuilder)] =
+    &[("engine-lee-exp1", engine_lee_exp1), ("engine-001", engine_001)];
+
+/// Builds the engine study named `name`.
+pub fn engine_study(name: &str, full: bool) -> Result<EngineStudy, String> {
+    ENGINE_STUDIES
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, build)| build(full))
+        .ok_or_else(|| format!("no engine study named {name}"))
+}
+
 /// The study builders, by name.
-pub const STUDIES: &[(&str, fn(bool, u64) -> Result<Study, String>)] = &[
+/// Builds a simulator study at paper scale (`--full`) or scaled, for a seed.
+pub type StudyBuilder = fn(bool, u64) -> Result<Study, String>;
+
+pub const STUDIES: &[(&str, StudyBuilder)] = &[
     ("lee-exp1-ssd", |full, seed| {
         lee("lee-exp1-ssd", "000-exp1-ssd", full, seed)
     }),
@@ -491,6 +647,128 @@ const LEE_SSD_NOPM_CLAIMS: &[Claim] = &[
     },
 ];
 
+const LEE_SSD_SYNC_PAPER: &[PaperPoint] = &[
+    PaperPoint {
+        series: "percona56",
+        metric: Metric::SyncWritePct,
+        at: None,
+        value: 0.0,
+    },
+    PaperPoint {
+        series: "self-tuning",
+        metric: Metric::SyncWritePct,
+        at: None,
+        value: 0.04,
+    },
+];
+
+const LEE_SSD_SYNC_CLAIMS: &[Claim] = &[
+    Claim::Within {
+        text: "MySQL 5.6: 8.9-9.7% synchronous writes",
+        metric: Metric::SyncWritePct,
+        series: "mysql56",
+        lo: 8.9,
+        hi: 9.7,
+    },
+    Claim::AtMost {
+        text: "self-tuning: at most 0.04% synchronous writes",
+        metric: Metric::SyncWritePct,
+        series: "self-tuning",
+        bound: 0.04,
+    },
+    Claim::AtMost {
+        text: "Percona: no synchronous writes",
+        metric: Metric::SyncWritePct,
+        series: "percona56",
+        bound: 0.0,
+    },
+];
+
+const LEE_SSD_IO_CLAIMS: &[Claim] = &[
+    Claim::Ratio {
+        text: "Percona does more I/O per transaction than self-tuning",
+        metric: Metric::IoPerTxn,
+        num: "percona56",
+        den: "self-tuning",
+        lo: 1.0,
+        hi: f64::INFINITY,
+    },
+    Claim::Ratio {
+        text: "self-tuning does more I/O per transaction than MySQL 5.6",
+        metric: Metric::IoPerTxn,
+        num: "self-tuning",
+        den: "mysql56",
+        lo: 1.0,
+        hi: f64::INFINITY,
+    },
+];
+
+const PERCONA_001_PANELS: &[TimePanel] = &[
+    TimePanel {
+        title: "innodb_doublewrite = false",
+        metric: Metric::Nopm,
+        series: &[
+            "flushing, doublewrite off",
+            "reflex, doublewrite off",
+            "estimate, doublewrite off",
+        ],
+    },
+    TimePanel {
+        title: "innodb_doublewrite = true",
+        metric: Metric::Nopm,
+        series: &[
+            "flushing, doublewrite on",
+            "reflex, doublewrite on",
+            "estimate, doublewrite on",
+        ],
+    },
+];
+
+const PERCONA_001_CLAIMS: &[Claim] = &[
+    Claim::Ratio {
+        text: "doublewrite on: flushing / estimate = 0.77 (5090.12 / 6609.9)",
+        metric: Metric::Nopm,
+        num: "flushing, doublewrite on",
+        den: "estimate, doublewrite on",
+        lo: 0.77,
+        hi: 0.77,
+    },
+    Claim::Ratio {
+        text: "doublewrite off: flushing / estimate = 1.01 (6655.92 / 6575.88)",
+        metric: Metric::Nopm,
+        num: "flushing, doublewrite off",
+        den: "estimate, doublewrite off",
+        lo: 1.01,
+        hi: 1.01,
+    },
+    Claim::Ratio {
+        text: "flushing loses to doublewrite: on / off = 0.76 (5090.12 / 6655.92)",
+        metric: Metric::Nopm,
+        num: "flushing, doublewrite on",
+        den: "flushing, doublewrite off",
+        lo: 0.76,
+        hi: 0.76,
+    },
+];
+
+const PERCONA_001_AVERAGES: &[(&str, f64)] = &[
+    ("flushing, doublewrite off", 6655.92 / 6575.88),
+    ("reflex, doublewrite off", 6481.0 / 6575.88),
+    ("estimate, doublewrite off", 1.0),
+    ("flushing, doublewrite on", 5090.12 / 6575.88),
+    ("reflex, doublewrite on", 6871.9 / 6575.88),
+    ("estimate, doublewrite on", 6609.9 / 6575.88),
+];
+
+const PERCONA_001_AVERAGE_CLAIMS: &[Claim] = &[Claim::Ratio {
+    text: "reflex with doublewrite / reflex without = 1.06 (6871.9 / 6481)",
+    metric: Metric::Nopm,
+    num: "reflex, doublewrite on",
+    den: "reflex, doublewrite off",
+    lo: 1.06,
+    hi: 1.06,
+}];
+
 /// The catalog, in report order.
 pub const ENTRIES: &[Entry] = &[
     Entry {
@@ -516,41 +794,8 @@ pub const ENTRIES: &[Entry] = &[
             one_line: None,
         },
         claim: "MySQL 5.6 leaves 8.9-9.7% of writes to user threads; self-tuning at most 0.04%; Percona none.",
-        paper: &[
-            PaperPoint {
-                series: "percona56",
-                metric: Metric::SyncWritePct,
-                at: None,
-                value: 0.0,
-            },
-            PaperPoint {
-                series: "self-tuning",
-                metric: Metric::SyncWritePct,
-                at: None,
-                value: 0.04,
-            },
-        ],
-        claims: &[
-            Claim::Within {
-                text: "MySQL 5.6: 8.9-9.7% synchronous writes",
-                metric: Metric::SyncWritePct,
-                series: "mysql56",
-                lo: 8.9,
-                hi: 9.7,
-            },
-            Claim::AtMost {
-                text: "self-tuning: at most 0.04% synchronous writes",
-                metric: Metric::SyncWritePct,
-                series: "self-tuning",
-                bound: 0.04,
-            },
-            Claim::AtMost {
-                text: "Percona: no synchronous writes",
-                metric: Metric::SyncWritePct,
-                series: "percona56",
-                bound: 0.0,
-            },
-        ],
+        paper: LEE_SSD_SYNC_PAPER,
+        claims: LEE_SSD_SYNC_CLAIMS,
     },
     Entry {
         name: "000-fig4",
@@ -563,24 +808,7 @@ pub const ENTRIES: &[Entry] = &[
         },
         claim: "Percona spends the most I/O per transaction, MySQL 5.6 the least; self-tuning lies between.",
         paper: &[],
-        claims: &[
-            Claim::Ratio {
-                text: "Percona does more I/O per transaction than self-tuning",
-                metric: Metric::IoPerTxn,
-                num: "percona56",
-                den: "self-tuning",
-                lo: 1.0,
-                hi: f64::INFINITY,
-            },
-            Claim::Ratio {
-                text: "self-tuning does more I/O per transaction than MySQL 5.6",
-                metric: Metric::IoPerTxn,
-                num: "self-tuning",
-                den: "mysql56",
-                lo: 1.0,
-                hi: f64::INFINITY,
-            },
-        ],
+        claims: LEE_SSD_IO_CLAIMS,
     },
     Entry {
         name: "000-fig5",
@@ -734,55 +962,11 @@ pub const ENTRIES: &[Entry] = &[
         title: "Throughput over time: adaptive_flushing vs adaptive_checkpoint reflex and estimate",
         study: "percona-001",
         view: View::OverTime {
-            panels: &[
-                TimePanel {
-                    title: "innodb_doublewrite = false",
-                    metric: Metric::Nopm,
-                    series: &[
-                        "flushing, doublewrite off",
-                        "reflex, doublewrite off",
-                        "estimate, doublewrite off",
-                    ],
-                },
-                TimePanel {
-                    title: "innodb_doublewrite = true",
-                    metric: Metric::Nopm,
-                    series: &[
-                        "flushing, doublewrite on",
-                        "reflex, doublewrite on",
-                        "estimate, doublewrite on",
-                    ],
-                },
-            ],
+            panels: PERCONA_001_PANELS,
         },
         claim: "Without doublewrite the three are close (adaptive_flushing slightly ahead); with doublewrite adaptive_flushing flushes too much and falls to ~0.77x estimate, while reflex and estimate keep their throughput.",
         paper: &[],
-        claims: &[
-            Claim::Ratio {
-                text: "doublewrite on: flushing / estimate = 0.77 (5090.12 / 6609.9)",
-                metric: Metric::Nopm,
-                num: "flushing, doublewrite on",
-                den: "estimate, doublewrite on",
-                lo: 0.77,
-                hi: 0.77,
-            },
-            Claim::Ratio {
-                text: "doublewrite off: flushing / estimate = 1.01 (6655.92 / 6575.88)",
-                metric: Metric::Nopm,
-                num: "flushing, doublewrite off",
-                den: "estimate, doublewrite off",
-                lo: 1.01,
-                hi: 1.01,
-            },
-            Claim::Ratio {
-                text: "flushing loses to doublewrite: on / off = 0.76 (5090.12 / 6655.92)",
-                metric: Metric::Nopm,
-                num: "flushing, doublewrite on",
-                den: "flushing, doublewrite off",
-                lo: 0.76,
-                hi: 0.76,
-            },
-        ],
+        claims: PERCONA_001_CLAIMS,
     },
     Entry {
         name: "001-averages",
@@ -791,25 +975,11 @@ pub const ENTRIES: &[Entry] = &[
         study: "percona-001",
         view: View::Averages {
             baseline: "estimate, doublewrite off",
-            paper: &[
-                ("flushing, doublewrite off", 6655.92 / 6575.88),
-                ("reflex, doublewrite off", 6481.0 / 6575.88),
-                ("estimate, doublewrite off", 1.0),
-                ("flushing, doublewrite on", 5090.12 / 6575.88),
-                ("reflex, doublewrite on", 6871.9 / 6575.88),
-                ("estimate, doublewrite on", 6609.9 / 6575.88),
-            ],
+            paper: PERCONA_001_AVERAGES,
         },
         claim: "The post's two blocks of averages (1200-1800 s): adaptive_flushing with doublewrite is the outlier (0.77x), the rest within 6% of each other.",
         paper: &[],
-        claims: &[Claim::Ratio {
-            text: "reflex with doublewrite / reflex without = 1.06 (6871.9 / 6481)",
-            metric: Metric::Nopm,
-            num: "reflex, doublewrite on",
-            den: "reflex, doublewrite off",
-            lo: 1.06,
-            hi: 1.06,
-        }],
+        claims: PERCONA_001_AVERAGE_CLAIMS,
     },
     Entry {
         name: "001-checkpoint-age",
@@ -841,6 +1011,70 @@ pub const ENTRIES: &[Entry] = &[
         claim: "reflex and estimate do nothing below 50% of the maximum age and flush harder in bands above it; adaptive_flushing never exceeds reflex's strong band. The post shows no age graph: this one shows the mechanism behind its throughput graphs.",
         paper: &[],
         claims: &[],
+    },
+    Entry {
+        name: "000-fig2-engine",
+        reproduces: "Lee et al. (000) Figure 2, on the engine",
+        title: "TPM by buffer pool size, TPC-C on the engine (this machine's disk)",
+        study: "engine-lee-exp1",
+        view: View::ByX {
+            metrics: &[Metric::Nopm],
+            one_line: None,
+        },
+        claim: "The self-tuning algorithm improves throughput 1.9-2.1x over MySQL 5.6 and 1.2-1.5x over Percona at every pool size (measured by the paper on MySQL with SSDs).",
+        paper: &[],
+        claims: LEE_SSD_NOPM_CLAIMS,
+    },
+    Entry {
+        name: "000-fig3-engine",
+        reproduces: "Lee et al. (000) Figure 3, on the engine",
+        title: "Synchronous writes by buffer pool size, TPC-C on the engine",
+        study: "engine-lee-exp1",
+        view: View::ByX {
+            metrics: &[Metric::SyncWritePct],
+            one_line: None,
+        },
+        claim: "MySQL 5.6 leaves 8.9-9.7% of writes to user threads; self-tuning at most 0.04%; Percona none.",
+        paper: LEE_SSD_SYNC_PAPER,
+        claims: LEE_SSD_SYNC_CLAIMS,
+    },
+    Entry {
+        name: "000-fig4-engine",
+        reproduces: "Lee et al. (000) Figure 4, on the engine",
+        title: "I/O operations per transaction by buffer pool size, TPC-C on the engine",
+        study: "engine-lee-exp1",
+        view: View::ByX {
+            metrics: &[Metric::IoPerTxn],
+            one_line: None,
+        },
+        claim: "Percona spends the most I/O per transaction, MySQL 5.6 the least; self-tuning lies between.",
+        paper: &[],
+        claims: LEE_SSD_IO_CLAIMS,
+    },
+    Entry {
+        name: "001-engine-throughput",
+        reproduces: "Percona (001) throughput graphs, on the engine",
+        title: "Throughput over time on the engine: adaptive_flushing vs adaptive_checkpoint, doublewrite off and on",
+        study: "engine-001",
+        view: View::OverTime {
+            panels: PERCONA_001_PANELS,
+        },
+        claim: "Without doublewrite the three are close; with doublewrite adaptive_flushing flushes too much and falls to ~0.77x estimate.",
+        paper: &[],
+        claims: PERCONA_001_CLAIMS,
+    },
+    Entry {
+        name: "001-engine-averages",
+        reproduces: "Percona (001) averages, on the engine",
+        title: "Average throughput on the engine relative to estimate without doublewrite",
+        study: "engine-001",
+        view: View::Averages {
+            baseline: "estimate, doublewrite off",
+            paper: PERCONA_001_AVERAGES,
+        },
+        claim: "adaptive_flushing with doublewrite is the outlier (0.77x); the rest within 6% of each other.",
+        paper: &[],
+        claims: PERCONA_001_AVERAGE_CLAIMS,
     },
     Entry {
         name: "002-fig4",
@@ -1412,10 +1646,16 @@ mod tests {
     #[test]
     fn every_entry_names_only_series_its_study_runs() {
         for e in ENTRIES {
-            let study = study(e.study, false, 1).unwrap_or_else(|err| panic!("{}: {err}", e.name));
+            let series: Vec<String> = if e.on_engine() {
+                let s = engine_study(e.study, false).unwrap_or_else(|err| panic!("{}: {err}", e.name));
+                s.runs.into_iter().map(|r| r.series).collect()
+            } else {
+                let s = study(e.study, false, 1).unwrap_or_else(|err| panic!("{}: {err}", e.name));
+                s.runs.into_iter().map(|r| r.series).collect()
+            };
             for name in named_series(e) {
                 assert!(
-                    study.runs.iter().any(|r| r.series == name),
+                    series.iter().any(|r| r == name),
                     "{}: series {name:?} is not in study {}",
                     e.name,
                     e.study
@@ -1456,6 +1696,22 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn engine_studies_name_valid_policies_and_the_papers_pool_ratios() {
+        for (name, _) in ENGINE_STUDIES {
+            for full in [false, true] {
+                let s = engine_study(name, full).unwrap();
+                assert!(s.runs.len() >= 6, "{name}");
+                for r in &s.runs {
+                    PolicySpec::parse(&r.policy).unwrap_or_else(|e| panic!("{name}: {e}"));
+                }
+            }
+        }
+        let lee = engine_study("engine-lee-exp1", false).unwrap();
+        let pools: std::collections::BTreeSet<u64> = lee.runs.iter().map(|r| r.buffer_pool_bytes >> 20).collect();
+        assert!(pools.len() >= 3, "3-4 pool sizes: {pools:?}");
     }
 
     #[test]

@@ -20,7 +20,7 @@ use std::time::Instant;
 use base64::Engine as _;
 use serde::{Deserialize, Serialize};
 
-use flushwise_sim::SimConfig;
+use flushwise_sim::{IntervalRow, RunResult, SimConfig};
 
 use crate::catalog::{self, Claim, Entry, Metric, PaperPoint, Study, View};
 use crate::plot::{self, Bar, Layout, Panel, Series};
@@ -85,17 +85,36 @@ fn param(params: &[(String, f64)], name: &str) -> Option<f64> {
 
 impl RunDigest {
     fn of(config: &SimConfig, out: &RunOutput) -> RunDigest {
-        let r = &out.result;
-        let warmup_s = config.warmup_us as f64 / 1e6;
+        RunDigest::from_parts(
+            &out.result,
+            &out.rows,
+            config.policy.to_string(),
+            config.frames(),
+            config.report_interval_us as f64 / 1e6,
+            config.warmup_us as f64 / 1e6,
+        )
+    }
+
+    /// A digest of either shell's result (`RunResult` is their one
+    /// vocabulary): `frames` of the pool, intervals of `interval_s`, a
+    /// warm-up of `warmup_s` before the measured window.
+    pub fn from_parts(
+        r: &RunResult,
+        rows: &[IntervalRow],
+        policy: String,
+        frames: u64,
+        interval_s: f64,
+        warmup_s: f64,
+    ) -> RunDigest {
         RunDigest {
             config_hash: r.config_hash.clone(),
             commit: r.commit.clone(),
             seed: r.seed,
-            policy: config.policy.to_string(),
-            frames: config.frames(),
-            interval_s: config.report_interval_us as f64 / 1e6,
+            policy,
+            frames,
+            interval_s,
             nopm: r.figures.nopm,
-            nopm_cov: render::nopm_cov(&out.rows),
+            nopm_cov: render::nopm_cov(rows),
             sync_write_pct: r.figures.sync_write_pct,
             io_per_txn: r.figures.io_per_txn,
             hit_ratio: r.figures.hit_ratio,
@@ -103,8 +122,7 @@ impl RunDigest {
             checkpoint_age_avg_mib: r.checkpoint_age_avg_bytes / MIB,
             final_parameters: r.final_parameters.clone(),
             wall_seconds: r.wall_seconds,
-            intervals: out
-                .rows
+            intervals: rows
                 .iter()
                 .map(|row| IntervalPoint {
                     since_start_s: row.time_s + warmup_s,
@@ -188,22 +206,34 @@ pub struct Verdict {
     pub outcome: Outcome,
 }
 
-/// A study's runs with their digests (a failed run has none).
-struct StudyRuns<'a> {
-    study: &'a Study,
-    digests: Vec<Option<&'a RunDigest>>,
+/// One run of a study as an entry draws it: its series, x and digest (a
+/// failed run has none).
+pub struct DrawnRun<'a> {
+    pub series: &'a str,
+    pub x: f64,
+    pub digest: Option<&'a RunDigest>,
 }
 
-impl StudyRuns<'_> {
+/// A study's runs with their digests, from either shell.
+pub struct DrawnStudy<'a> {
+    pub name: &'a str,
+    pub scale: &'a str,
+    /// Label of the x axis of by-x views ("" when nothing is varied).
+    pub x_label: &'a str,
+    pub notes: &'a [String],
+    /// "simulator" or "engine".
+    pub shell: &'a str,
+    pub runs: Vec<DrawnRun<'a>>,
+}
+
+impl DrawnStudy<'_> {
     /// (x, digest) of `series`, by x.
     fn of(&self, series: &str) -> Vec<(f64, &RunDigest)> {
         let mut v: Vec<(f64, &RunDigest)> = self
-            .study
             .runs
             .iter()
-            .zip(&self.digests)
-            .filter(|(r, _)| r.series == series)
-            .filter_map(|(r, d)| d.map(|d| (r.x, d)))
+            .filter(|r| r.series == series)
+            .filter_map(|r| r.digest.map(|d| (r.x, d)))
             .collect();
         v.sort_by(|a, b| a.0.total_cmp(&b.0));
         v
@@ -212,9 +242,9 @@ impl StudyRuns<'_> {
     /// The study's series in first-run order.
     fn series(&self) -> Vec<&str> {
         let mut names: Vec<&str> = Vec::new();
-        for r in &self.study.runs {
-            if !names.contains(&r.series.as_str()) {
-                names.push(&r.series);
+        for r in &self.runs {
+            if !names.contains(&r.series) {
+                names.push(r.series);
             }
         }
         names
@@ -222,7 +252,7 @@ impl StudyRuns<'_> {
 
     /// The study's distinct x values, ascending.
     fn xs(&self) -> Vec<f64> {
-        let mut xs: Vec<f64> = self.study.runs.iter().map(|r| r.x).collect();
+        let mut xs: Vec<f64> = self.runs.iter().map(|r| r.x).collect();
         xs.sort_by(f64::total_cmp);
         xs.dedup();
         xs
@@ -261,7 +291,7 @@ fn paper_range_text(lo: f64, hi: f64, unit: &str) -> String {
 }
 
 /// Checks one claim against the runs.
-fn verdict(claim: &Claim, runs: &StudyRuns<'_>) -> Verdict {
+fn verdict(claim: &Claim, runs: &DrawnStudy<'_>) -> Verdict {
     match *claim {
         Claim::Ratio {
             text,
@@ -425,7 +455,7 @@ fn time_points(d: &RunDigest, metric: Metric) -> Vec<(f64, f64)> {
 const TIME_LABEL: &str = "time since start (s)";
 
 /// Draws `entry` from `runs` into `svg` (and its PNG beside it).
-fn draw(entry: &Entry, runs: &StudyRuns<'_>, svg: &Path) -> Result<(), String> {
+fn draw(entry: &Entry, runs: &DrawnStudy<'_>, svg: &Path) -> Result<(), String> {
     let emphasized = |s: &str| s == "flushwise";
     match entry.view {
         View::ByX { metrics, one_line } => {
@@ -457,7 +487,7 @@ fn draw(entry: &Entry, runs: &StudyRuns<'_>, svg: &Path) -> Result<(), String> {
                         } else {
                             entry.title.to_string()
                         },
-                        x_label: runs.study.x_label.to_string(),
+                        x_label: runs.x_label.to_string(),
                         y_label: Some(metric.label()),
                         series,
                     }
@@ -626,7 +656,7 @@ fn draw(entry: &Entry, runs: &StudyRuns<'_>, svg: &Path) -> Result<(), String> {
 }
 
 /// The series an entry shows (its table's rows).
-fn shown_series<'a>(entry: &Entry, runs: &'a StudyRuns<'a>) -> Vec<&'a str> {
+fn shown_series<'a>(entry: &Entry, runs: &'a DrawnStudy<'a>) -> Vec<&'a str> {
     let all = runs.series();
     let named: Vec<&str> = match entry.view {
         View::ByX { .. } => return all,
@@ -689,6 +719,11 @@ pub fn run(request: &LabRequest) -> Result<LabRun, String> {
     let mut entries: Vec<&'static Entry> = Vec::new();
     for name in &request.entries {
         let e = catalog::entry(name).ok_or_else(|| format!("no catalog entry named {name}"))?;
+        if e.on_engine() {
+            return Err(format!(
+                "{name} runs on the engine: the command line runs it (`flushwise lab run {name}`)"
+            ));
+        }
         entries.push(e);
     }
     let mut study_names: Vec<&str> = Vec::new();
@@ -719,12 +754,20 @@ pub fn run(request: &LabRequest) -> Result<LabRun, String> {
             .iter()
             .find(|s| s.name == e.study)
             .ok_or_else(|| format!("{}: study {} was not built", e.name, e.study))?;
-        let runs = StudyRuns {
-            study,
-            digests: study
+        let runs = DrawnStudy {
+            name: study.name,
+            scale: &study.scale,
+            x_label: study.x_label,
+            notes: &study.notes,
+            shell: flushwise_sim::SHELL_SIMULATOR,
+            runs: study
                 .runs
                 .iter()
-                .map(|r| done.records.get(&r.config.config_hash()))
+                .map(|r| DrawnRun {
+                    series: &r.series,
+                    x: r.x,
+                    digest: done.records.get(&r.config.config_hash()),
+                })
                 .collect(),
         };
         match write_entry(e, &runs, request) {
@@ -745,8 +788,9 @@ fn write_err(path: &Path, e: impl std::fmt::Display) -> String {
     format!("cannot write {}: {e}", path.display())
 }
 
-/// Writes `<out>/<entry>/`: figure, CSVs, result.json.
-fn write_entry(entry: &Entry, runs: &StudyRuns<'_>, request: &LabRequest) -> Result<EntryResult, String> {
+/// Writes `<out>/<entry>/`: figure, CSVs, result.json (the engine's
+/// entries come here from the command line, which runs them).
+pub fn write_entry(entry: &Entry, runs: &DrawnStudy<'_>, request: &LabRequest) -> Result<EntryResult, String> {
     let dir = request.out.join(entry.name);
     fs::create_dir_all(&dir).map_err(|e| write_err(&dir, e))?;
     let svg = dir.join("figure.svg");
@@ -756,13 +800,13 @@ fn write_entry(entry: &Entry, runs: &StudyRuns<'_>, request: &LabRequest) -> Res
     let mut csv = Csv::default();
     let mut intervals = Csv::default();
     let mut rows = Vec::new();
-    let has_x = !runs.study.x_label.is_empty();
-    for (run, digest) in runs.study.runs.iter().zip(&runs.digests) {
-        let Some(d) = digest else { continue };
+    let has_x = !runs.x_label.is_empty();
+    for run in &runs.runs {
+        let Some(d) = run.digest else { continue };
         let mut row = vec![
             ("entry".to_string(), entry.name.to_string()),
-            ("study".to_string(), runs.study.name.to_string()),
-            ("series".to_string(), run.series.clone()),
+            ("study".to_string(), runs.name.to_string()),
+            ("series".to_string(), run.series.to_string()),
             ("x".to_string(), format!("{}", run.x)),
         ];
         let cells = render::flatten(d);
@@ -770,7 +814,7 @@ fn write_entry(entry: &Entry, runs: &StudyRuns<'_>, request: &LabRequest) -> Res
         csv.push(row);
         for i in &d.intervals {
             let mut row = vec![
-                ("series".to_string(), run.series.clone()),
+                ("series".to_string(), run.series.to_string()),
                 ("x".to_string(), format!("{}", run.x)),
                 ("config_hash".to_string(), d.config_hash.clone()),
                 ("seed".to_string(), d.seed.to_string()),
@@ -779,8 +823,8 @@ fn write_entry(entry: &Entry, runs: &StudyRuns<'_>, request: &LabRequest) -> Res
             row.extend(render::flatten(i));
             intervals.push(row);
         }
-        if shown.contains(&run.series.as_str()) {
-            let mut cells = vec![run.series.clone()];
+        if shown.contains(&run.series) {
+            let mut cells = vec![run.series.to_string()];
             if has_x {
                 cells.push(format!("{}", run.x));
             }
@@ -802,7 +846,7 @@ fn write_entry(entry: &Entry, runs: &StudyRuns<'_>, request: &LabRequest) -> Res
 
     let mut header = vec!["series".to_string()];
     if has_x {
-        header.push(runs.study.x_label.to_string());
+        header.push(runs.x_label.to_string());
     }
     header.extend(
         [
@@ -816,8 +860,8 @@ fn write_entry(entry: &Entry, runs: &StudyRuns<'_>, request: &LabRequest) -> Res
         .map(String::from),
     );
     let verdicts: Vec<Verdict> = entry.claims.iter().map(|c| verdict(c, runs)).collect();
-    let mut notes = runs.study.notes.clone();
-    let missing = runs.digests.iter().filter(|d| d.is_none()).count();
+    let mut notes = runs.notes.to_vec();
+    let missing = runs.runs.iter().filter(|r| r.digest.is_none()).count();
     if missing > 0 {
         notes.push(format!("{missing} run(s) of the study failed; their rows are missing"));
     }
@@ -826,9 +870,9 @@ fn write_entry(entry: &Entry, runs: &StudyRuns<'_>, request: &LabRequest) -> Res
         reproduces: entry.reproduces.into(),
         title: entry.title.into(),
         claim: entry.claim.into(),
-        shell: "simulator".into(),
-        study: runs.study.name.into(),
-        scale: runs.study.scale.clone(),
+        shell: runs.shell.into(),
+        study: runs.name.into(),
+        scale: runs.scale.to_string(),
         seed: request.seed,
         commit: COMMIT.into(),
         command: format!(
@@ -896,6 +940,13 @@ fn inline_svg(path: &Path, alt: &str) -> Option<String> {
 /// The page's own check: whether every image decoded, written on the body
 /// (`data-images-loaded="ok/total"`) for a headless browser to read back.
 const IMAGE_CHECK_SCRIPT: &str = r#"<script>
+// `report.html#only=NAME` shows that entry's section alone (screenshots).
+if (location.hash.indexOf('#only=') === 0) {
+  var only = decodeURIComponent(location.hash.slice(6));
+  Array.prototype.forEach.call(document.querySelectorAll('body > *'), function (el) {
+    if (el.tagName !== 'SCRIPT' && el.id !== only) { el.style.display = 'none'; }
+  });
+}
 window.addEventListener('load', function () {
   var imgs = Array.prototype.slice.call(document.images);
   var ok = imgs.filter(function (i) { return i.complete && i.naturalWidth > 0; }).length;
@@ -908,7 +959,7 @@ window.addEventListener('load', function () {
 const STYLE: &str = "body{font-family:sans-serif;max-width:1300px;margin:2em auto;padding:0 1em;color:#222}\
 h1{font-size:1.6em}h2{font-size:1.25em;margin-top:2.2em;border-top:1px solid #ccc;padding-top:1em}\
 table{border-collapse:collapse;margin:.6em 0;font-size:.9em}td,th{border:1px solid #ccc;padding:.2em .5em;text-align:right}\
-th{background:#f3f3f3}td:first-child,th:first-child{text-align:left}img{max-width:100%;border:1px solid #eee}\
+th{background:#f3f3f3}td:first-child,th:first-child,.summary td:nth-child(2){text-align:left}img{max-width:100%;border:1px solid #eee}\
 .matches{color:#1a7f37;font-weight:bold}.same_direction{color:#9a6700;font-weight:bold}.differs{color:#cf222e;font-weight:bold}\
 .no_data{color:#666}code{background:#f6f8fa;padding:.1em .3em}.meta{color:#555;font-size:.9em}";
 
@@ -945,7 +996,7 @@ pub fn report(out: &Path) -> Result<PathBuf, String> {
             n = r.name
         ));
         body.push_str(&format!(
-            "<h2 id=\"{n}\">{n}: {}</h2>\n<p class=\"meta\">{} · {} · {} · seed {} · commit {}</p>\n<p><b>The paper:</b> {}</p>\n",
+            "<section id=\"{n}\">\n<h2>{n}: {}</h2>\n<p class=\"meta\">{} · {} · {} · seed {} · commit {}</p>\n<p><b>The paper:</b> {}</p>\n",
             html_escape(&r.title),
             html_escape(&r.reproduces),
             html_escape(&r.shell),
@@ -998,7 +1049,7 @@ pub fn report(out: &Path) -> Result<PathBuf, String> {
             body.push_str(&format!("<p class=\"meta\">note: {}</p>\n", html_escape(n)));
         }
         body.push_str(&format!(
-            "<p class=\"meta\">regenerate: <code>{}</code></p>\n",
+            "<p class=\"meta\">regenerate: <code>{}</code></p>\n</section>\n",
             html_escape(&r.command)
         ));
     }
@@ -1006,9 +1057,9 @@ pub fn report(out: &Path) -> Result<PathBuf, String> {
     if let Some(img) = inline_svg(&matrix_svg, "own-policy matrix") {
         sections += 1;
         body.push_str(&format!(
-            "<h2 id=\"own-policy-matrix\">own-policy-matrix: every policy against the tuned oracle</h2>\n\
+            "<section id=\"own-policy-matrix\">\n<h2>own-policy-matrix: every policy against the tuned oracle</h2>\n\
              <p><b>Issue #12:</b> NOPM of every policy at its defaults over the best fixed setting of MySQL 5.6 or Percona's two knobs, by device, size and load (simulator). The verdicts per cell are in <a href=\"{m}.csv\">{m}.csv</a>.</p>\n<p>{img}</p>\n\
-             <p class=\"meta\">regenerate: <code>flushwise lab run own-policy-matrix</code></p>\n",
+             <p class=\"meta\">regenerate: <code>flushwise lab run own-policy-matrix</code></p>\n</section>\n",
             m = crate::own_policy_matrix::MATRIX_NAME
         ));
     }
@@ -1017,7 +1068,7 @@ pub fn report(out: &Path) -> Result<PathBuf, String> {
          <h1>flushwise lab report</h1>\n<p class=\"meta\">{sections} experiments drawn · report written by commit {COMMIT} · \
          <span id=\"image-check\">figures not checked (scripts off)</span></p>\n\
          <p>Each section reproduces one figure or table of the papers in <code>shared/papers/</code>: the paper's claim, our figure (squares: the paper's own values where its text gives them), our table, and a verdict per claim computed from our runs: <span class=\"matches\">matches</span> (within 5% of the paper's value or range), <span class=\"same_direction\">same direction</span>, or <span class=\"differs\">differs</span>. EXPERIMENTS.md discusses why where they differ.</p>\n\
-         <table><tr><th>entry</th><th>reproduces</th><th>matches</th><th>same direction</th><th>differs</th><th>commit</th></tr>\n{summary}</table>\n{body}{IMAGE_CHECK_SCRIPT}\n</body></html>\n"
+         <table class=\"summary\"><tr><th>entry</th><th>reproduces</th><th>matches</th><th>same direction</th><th>differs</th><th>commit</th></tr>\n{summary}</table>\n{body}{IMAGE_CHECK_SCRIPT}\n</body></html>\n"
     );
     fs::create_dir_all(out).map_err(|e| write_err(out, e))?;
     let path = out.join("report.html");
@@ -1090,13 +1141,15 @@ pub fn check_in_browser(report: &Path) -> Result<(usize, usize), String> {
     Ok((ok, total))
 }
 
-/// A screenshot of `report` (scrolled to `#anchor` if given) at 1400 x
+/// A screenshot of `report` (of entry `anchor`'s section alone, if given) at 1400 x
 /// `height` pixels, written to `png`.
 pub fn screenshot(report: &Path, anchor: Option<&str>, height: u32, png: &Path) -> Result<(), String> {
     let browser = find_chromium()?;
     let mut url = file_url(report)?;
     if let Some(a) = anchor {
-        url.push('#');
+        // The page's script shows that section alone (a scrolled
+        // headless screenshot comes out blank).
+        url.push_str("#only=");
         url.push_str(a);
     }
     let png_abs = std::path::absolute(png).map_err(|e| write_err(png, e))?;
@@ -1129,7 +1182,6 @@ fn file_url(path: &Path) -> Result<String, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::catalog::StudyRun;
 
     fn digest(nopm: f64, sync: f64) -> RunDigest {
         RunDigest {
@@ -1152,36 +1204,35 @@ mod tests {
         }
     }
 
-    fn study_of(series: &[(&str, f64)]) -> Study {
-        Study {
+    fn study_of<'a>(series: &[(&'a str, f64)], digests: &'a [RunDigest]) -> DrawnStudy<'a> {
+        DrawnStudy {
             name: "t",
-            scale: "s".into(),
+            scale: "s",
             x_label: "x",
+            notes: &[],
+            shell: "simulator",
             runs: series
                 .iter()
-                .map(|(s, x)| StudyRun {
-                    series: (*s).into(),
+                .enumerate()
+                .map(|(i, (s, x))| DrawnRun {
+                    series: s,
                     x: *x,
-                    config: SimConfig::default(),
+                    digest: digests.get(i),
                 })
                 .collect(),
-            notes: vec![],
         }
     }
 
     #[test]
     fn a_ratio_claim_matches_within_five_percent_and_otherwise_reports_the_direction() {
-        let study = study_of(&[("a", 1.0), ("b", 1.0), ("a", 2.0), ("b", 2.0)]);
+        let series = [("a", 1.0), ("b", 1.0), ("a", 2.0), ("b", 2.0)];
         let ds = [
             digest(150.0, 0.0),
             digest(100.0, 0.0),
             digest(120.0, 0.0),
             digest(100.0, 0.0),
         ];
-        let runs = StudyRuns {
-            study: &study,
-            digests: ds.iter().map(Some).collect(),
-        };
+        let runs = study_of(&series, &ds);
         let claim = |lo: f64, hi: f64| Claim::Ratio {
             text: "a over b",
             metric: Metric::Nopm,
@@ -1196,21 +1247,14 @@ mod tests {
         assert_eq!(v.ours, "1.20-1.50x over 2 points");
         assert_eq!(verdict(&claim(0.7, 0.8), &runs).outcome, Outcome::Differs);
         assert_eq!(verdict(&claim(1.0, f64::INFINITY), &runs).outcome, Outcome::Matches);
-        let missing = StudyRuns {
-            study: &study,
-            digests: vec![None; 4],
-        };
+        let missing = study_of(&series, &[]);
         assert_eq!(verdict(&claim(1.2, 1.5), &missing).outcome, Outcome::NoData);
     }
 
     #[test]
     fn bound_and_range_claims_compare_every_point() {
-        let study = study_of(&[("a", 1.0), ("a", 2.0)]);
         let ds = [digest(1.0, 0.0), digest(1.0, 0.05)];
-        let runs = StudyRuns {
-            study: &study,
-            digests: ds.iter().map(Some).collect(),
-        };
+        let runs = study_of(&[("a", 1.0), ("a", 2.0)], &ds);
         let at_most = |bound: f64| Claim::AtMost {
             text: "t",
             metric: Metric::SyncWritePct,

@@ -51,6 +51,17 @@ pub fn load<R: CachedRun>(path: &Path, commit: &str) -> HashMap<String, R> {
         .collect()
 }
 
+/// Appends `record` to the cache at `path` (created if missing). A write
+/// that fails costs a rerun next time, no more, so it is not an error.
+pub fn append<R: CachedRun>(path: &Path, record: &R) {
+    if let (Ok(line), Ok(mut f)) = (
+        serde_json::to_string(record),
+        OpenOptions::new().create(true).append(true).open(path),
+    ) {
+        let _ = writeln!(f, "{line}");
+    }
+}
+
 /// What [`run_all`] did.
 pub struct CachedRuns<R> {
     /// Every run asked for that finished (now or before), by hash.
