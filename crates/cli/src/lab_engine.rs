@@ -14,7 +14,7 @@ use std::path::Path;
 use flushwise_core::policy::PolicySpec;
 use flushwise_lab::catalog::{self, EngineStudy, Entry};
 use flushwise_lab::engine_compare;
-use flushwise_lab::figures::{self, DrawnRun, DrawnStudy, EntryResult, LabRequest, RunDigest};
+use flushwise_lab::figures::{self, DrawnStudy, EntryResult, LabRequest, RunDigest};
 use flushwise_lab::run_cache;
 use flushwise_lab::COMMIT;
 
@@ -155,22 +155,17 @@ pub fn run(entries: &[&'static Entry], request: &LabRequest, dir: &Path) -> Resu
         let Some(study) = studies.iter().find(|s| s.name == e.study) else {
             continue;
         };
-        let drawn = DrawnStudy {
-            name: study.name,
-            scale: &study.scale,
-            x_label: study.x_label,
-            notes: &study.notes,
-            shell: flushwise_sim::SHELL_ENGINE,
-            runs: study
+        let drawn = DrawnStudy::new(
+            study.name,
+            &study.scale,
+            study.x_label,
+            &study.notes,
+            flushwise_sim::SHELL_ENGINE,
+            study
                 .runs
                 .iter()
-                .map(|r| DrawnRun {
-                    series: &r.series,
-                    x: r.x,
-                    digest: records.get(&run_key(study, r, request.seed)),
-                })
-                .collect(),
-        };
+                .map(|r| (r.series.as_str(), r.x, records.get(&run_key(study, r, request.seed)))),
+        );
         match figures::write_entry(e, &drawn, request) {
             Ok(result) => results.push(result),
             Err(err) => notes.push(format!("{}: {err}", e.name)),

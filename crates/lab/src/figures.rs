@@ -226,7 +226,26 @@ pub struct DrawnStudy<'a> {
     pub runs: Vec<DrawnRun<'a>>,
 }
 
-impl DrawnStudy<'_> {
+impl<'a> DrawnStudy<'a> {
+    /// A study drawn from `runs` (series, x, digest) on `shell`.
+    pub fn new(
+        name: &'a str,
+        scale: &'a str,
+        x_label: &'a str,
+        notes: &'a [String],
+        shell: &'a str,
+        runs: impl Iterator<Item = (&'a str, f64, Option<&'a RunDigest>)>,
+    ) -> DrawnStudy<'a> {
+        DrawnStudy {
+            name,
+            scale,
+            x_label,
+            notes,
+            shell,
+            runs: runs.map(|(series, x, digest)| DrawnRun { series, x, digest }).collect(),
+        }
+    }
+
     /// (x, digest) of `series`, by x.
     fn of(&self, series: &str) -> Vec<(f64, &RunDigest)> {
         let mut v: Vec<(f64, &RunDigest)> = self
@@ -290,6 +309,18 @@ fn paper_range_text(lo: f64, hi: f64, unit: &str) -> String {
     }
 }
 
+impl Verdict {
+    /// A claim whose runs failed or are missing.
+    fn no_data(claim: &str, paper: String) -> Verdict {
+        Verdict {
+            claim: claim.into(),
+            paper,
+            ours: "no runs".into(),
+            outcome: Outcome::NoData,
+        }
+    }
+}
+
 /// Checks one claim against the runs.
 fn verdict(claim: &Claim, runs: &DrawnStudy<'_>) -> Verdict {
     match *claim {
@@ -320,12 +351,7 @@ fn verdict(claim: &Claim, runs: &DrawnStudy<'_>) -> Verdict {
             };
             let paper = paper_range_text(lo, hi, "x");
             if ratios.is_empty() {
-                return Verdict {
-                    claim: text.into(),
-                    paper,
-                    ours: "no runs".into(),
-                    outcome: Outcome::NoData,
-                };
+                return Verdict::no_data(text, paper);
             }
             let inside = ratios.iter().all(|&r| r >= lo * 0.95 && r <= hi * 1.05);
             let paper_mid = if hi.is_infinite() {
@@ -369,12 +395,7 @@ fn verdict(claim: &Claim, runs: &DrawnStudy<'_>) -> Verdict {
             let values: Vec<f64> = runs.of(series).iter().filter_map(|(_, d)| d.summary(metric)).collect();
             let paper = format!("<= {bound}");
             if values.is_empty() {
-                return Verdict {
-                    claim: text.into(),
-                    paper,
-                    ours: "no runs".into(),
-                    outcome: Outcome::NoData,
-                };
+                return Verdict::no_data(text, paper);
             }
             let max = values.iter().copied().fold(0.0, f64::max);
             Verdict {
@@ -400,12 +421,7 @@ fn verdict(claim: &Claim, runs: &DrawnStudy<'_>) -> Verdict {
             let values: Vec<f64> = runs.of(series).iter().filter_map(|(_, d)| d.summary(metric)).collect();
             let paper = paper_range_text(lo, hi, "");
             if values.is_empty() {
-                return Verdict {
-                    claim: text.into(),
-                    paper,
-                    ours: "no runs".into(),
-                    outcome: Outcome::NoData,
-                };
+                return Verdict::no_data(text, paper);
             }
             let (min, max) = (
                 values.iter().copied().fold(f64::INFINITY, f64::min),
@@ -754,22 +770,17 @@ pub fn run(request: &LabRequest) -> Result<LabRun, String> {
             .iter()
             .find(|s| s.name == e.study)
             .ok_or_else(|| format!("{}: study {} was not built", e.name, e.study))?;
-        let runs = DrawnStudy {
-            name: study.name,
-            scale: &study.scale,
-            x_label: study.x_label,
-            notes: &study.notes,
-            shell: flushwise_sim::SHELL_SIMULATOR,
-            runs: study
+        let runs = DrawnStudy::new(
+            study.name,
+            &study.scale,
+            study.x_label,
+            &study.notes,
+            flushwise_sim::SHELL_SIMULATOR,
+            study
                 .runs
                 .iter()
-                .map(|r| DrawnRun {
-                    series: &r.series,
-                    x: r.x,
-                    digest: done.records.get(&r.config.config_hash()),
-                })
-                .collect(),
-        };
+                .map(|r| (r.series.as_str(), r.x, done.records.get(&r.config.config_hash()))),
+        );
         match write_entry(e, &runs, request) {
             Ok(result) => results.push(result),
             Err(err) => notes.push(format!("{}: {err}", e.name)),
