@@ -266,6 +266,16 @@ pub fn panels_svg_with(path: &Path, panels: &[Panel], y_label: &str, layout: Lay
         (x_min - pad, x_max + pad)
     };
 
+    let mut x_ticks: Vec<f64> = panels
+        .iter()
+        .flat_map(|p| &p.series)
+        .flat_map(|s| &s.points)
+        .map(|&(x, _)| x)
+        .filter(|x| x.is_finite())
+        .collect();
+    x_ticks.sort_by(f64::total_cmp);
+    x_ticks.dedup();
+
     let root = SVGBackend::new(path, (width, height)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| plot_err(path, e))?;
     let (grid, legend) = root.split_vertically(PANEL_H * rows as u32);
@@ -287,7 +297,9 @@ pub fn panels_svg_with(path: &Path, panels: &[Panel], y_label: &str, layout: Lay
         if log_x {
             draw_panel(
                 builder,
-                (x_lo..x_hi).log_scale(),
+                // Ticks at the data's x values: a log axis over less
+                // than a decade would otherwise have no labelled tick.
+                (x_lo..x_hi).log_scale().with_key_points(x_ticks.clone()),
                 y_lo..y_hi,
                 panel,
                 y_text,
