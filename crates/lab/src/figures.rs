@@ -446,7 +446,7 @@ fn paper_series(points: &[PaperPoint], metric: Metric, xs: &[f64]) -> Vec<Series
             Some(i) => xs.get(i).map(|&x| vec![(x, p.value)]).unwrap_or_default(),
             None => xs.iter().map(|&x| (x, p.value)).collect(),
         };
-        out.push(Series::paper(format!("{} (paper)", p.series), at));
+        out.push(Series::paper(format!("{} (paper)", legend_name(p.series)), at));
     }
     out
 }
@@ -457,7 +457,7 @@ fn paper_time_series(points: &[PaperPoint], metric: Metric, end_s: f64) -> Vec<S
     points
         .iter()
         .filter(|p| p.metric == metric)
-        .map(|p| Series::paper(format!("{} (paper)", p.series), vec![(end_s, p.value)]))
+        .map(|p| Series::paper(format!("{} (paper)", legend_name(p.series)), vec![(end_s, p.value)]))
         .collect()
 }
 
@@ -469,6 +469,20 @@ fn time_points(d: &RunDigest, metric: Metric) -> Vec<(f64, f64)> {
 }
 
 const TIME_LABEL: &str = "time since start (s)";
+
+/// A series as a legend names it: Lee et al.'s policies with the paper's
+/// own names beside ours (000 §5: the naive algorithm is MySQL 5.6.15's,
+/// Algorithm 1; Percona's is Algorithm 2; theirs Algorithm 3); the other
+/// papers' series are already named as in their text.
+pub fn legend_name(series: &str) -> String {
+    match series {
+        "mysql56" => "mysql56 (the paper's naive, Alg. 1)".into(),
+        "percona56" => "percona56 (Percona's, Alg. 2)".into(),
+        "self-tuning" => "self-tuning (the paper's, Alg. 3)".into(),
+        "flushwise" => "flushwise (ours, not in the paper)".into(),
+        other => other.into(),
+    }
+}
 
 /// Draws `entry` from `runs` into `svg` (and its PNG beside it).
 fn draw(entry: &Entry, runs: &DrawnStudy<'_>, svg: &Path) -> Result<(), String> {
@@ -493,7 +507,7 @@ fn draw(entry: &Entry, runs: &DrawnStudy<'_>, svg: &Path) -> Result<(), String> 
                         None => runs
                             .series()
                             .into_iter()
-                            .map(|name| Series::line(name, line_of(&[name]), emphasized(name)))
+                            .map(|name| Series::line(legend_name(name), line_of(&[name]), emphasized(name)))
                             .collect(),
                     };
                     series.extend(paper_series(entry.paper, metric, &xs));
@@ -531,7 +545,7 @@ fn draw(entry: &Entry, runs: &DrawnStudy<'_>, svg: &Path) -> Result<(), String> 
                     for (_, d) in runs.of(name) {
                         let points = time_points(d, p.metric);
                         end_s = points.iter().map(|(t, _)| *t).fold(end_s, f64::max);
-                        series.push(Series::line(name, points, emphasized(name)));
+                        series.push(Series::line(legend_name(name), points, emphasized(name)));
                     }
                 }
                 drawn.push(Panel {
@@ -649,13 +663,13 @@ fn draw(entry: &Entry, runs: &DrawnStudy<'_>, svg: &Path) -> Result<(), String> 
                 let ours = runs.of(name).first().map(|(_, d)| d.nopm);
                 if let Some(ours) = ours.filter(|_| base > 0.0) {
                     bars.push(Bar {
-                        label: (*name).to_string(),
+                        label: legend_name(name),
                         value: ours / base,
                         paper: false,
                     });
                 }
                 bars.push(Bar {
-                    label: format!("{name} (paper)"),
+                    label: format!("{} (paper)", legend_name(name)),
                     value: *paper_ratio,
                     paper: true,
                 });
