@@ -470,6 +470,13 @@ fn time_points(d: &RunDigest, metric: Metric) -> Vec<(f64, f64)> {
 
 const TIME_LABEL: &str = "time since start (s)";
 
+/// Two panels of different quantities over time, side by side.
+const TWO_TIME_PANELS: Layout = Layout {
+    columns: 2,
+    shared_y: false,
+    log_x_if_wide: false,
+};
+
 /// A series as a legend names it: Lee et al.'s policies with the paper's
 /// own names beside ours (000 §5: the naive algorithm is MySQL 5.6.15's,
 /// Algorithm 1; Percona's is Algorithm 2; theirs Algorithm 3); the other
@@ -591,16 +598,7 @@ fn draw(entry: &Entry, runs: &DrawnStudy<'_>, svg: &Path) -> Result<(), String> 
                 y_label: Some(Metric::DirtyPct.label()),
                 series: vec![Series::line("dirty pages", time_points(d, Metric::DirtyPct), false)],
             };
-            plot::panels_svg_with(
-                svg,
-                &[io, dirty],
-                "",
-                Layout {
-                    columns: 2,
-                    shared_y: false,
-                    log_x_if_wide: false,
-                },
-            )?;
+            plot::panels_svg_with(svg, &[io, dirty], "", TWO_TIME_PANELS)?;
         }
         View::Pages { series } => {
             let Some((_, d)) = runs.of(series).first().copied() else {
@@ -645,16 +643,7 @@ fn draw(entry: &Entry, runs: &DrawnStudy<'_>, svg: &Path) -> Result<(), String> 
                 y_label: Some(Metric::Nopm.label()),
                 series: vec![Series::line(series, time_points(d, Metric::Nopm), false)],
             };
-            plot::panels_svg_with(
-                svg,
-                &[pages, throughput],
-                "",
-                Layout {
-                    columns: 2,
-                    shared_y: false,
-                    log_x_if_wide: false,
-                },
-            )?;
+            plot::panels_svg_with(svg, &[pages, throughput], "", TWO_TIME_PANELS)?;
         }
         View::Averages { baseline, paper } => {
             let base = runs.of(baseline).first().map(|(_, d)| d.nopm).unwrap_or(0.0);
