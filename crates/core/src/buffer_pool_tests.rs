@@ -696,3 +696,65 @@ fn sync_preflush_targets_twice_the_excess_and_waits_for_a_running_batch_in_56() 
     p.complete_write(cleaner_batch[0].frame);
     assert!(matches!(p.redo_free_check(), FreeCheck::SyncFlush(_)));
 }
+
+/// `flushwise` rule 9: within `depth` of the tail, a dirty page first
+/// accessed after the cutoff is passed over and the clean pages above it
+/// are evicted instead; dirty pages past their grace are written as
+/// InnoDB would; past `depth` the walk takes every page in LRU order.
+#[test]
+fn graced_lru_chunk_passes_over_recent_dirty_pages_within_its_depth() {
+    // 1024 frames read at t = 0 .. 1023 us (page n at n us): the tail holds
+    // the earliest reads.
+    let mut p = pool(1024);
+    for n in 0..1024 {
+        load(&mut p, n, u64::from(n));
+    }
+    let tail: Vec<PageId> = p.lru_pages().into_iter().rev().collect();
+    // The 20 tail pages dirty and read early (past the grace at a cutoff of
+    // 500 us), then 30 dirty pages read late (in their grace), then clean.
+    let early: Vec<u32> = tail.iter().map(|pg| pg.page_no).filter(|&n| n < 500).take(20).collect();
+    let late: Vec<u32> = tail.iter().map(|pg| pg.page_no).filter(|&n| n > 500).take(30).collect();
+    for (i, &n) in early.iter().chain(late.iter()).enumerate() {
+        dirty(&mut p, n, 10 + 200 * i as u64);
+    }
+    let passed_before = p.counters().lru_grace_passed_pages;
+    let chunk = p.lru_batch_chunk_graced(100, 300, 500, 512);
+    let written: Vec<u32> = chunk.writes.iter().map(|w| w.page.page_no).collect();
+    assert!(
+        !written.is_empty() && written.iter().all(|n| early.contains(n)),
+        "only pages past their grace are written: {written:?}"
+    );
+    assert_eq!(
+        chunk.evicted, 300,
+        "clean pages above the graced ones refill the free list"
+    );
+    assert!(p.counters().lru_grace_passed_pages > passed_before);
+    for &n in &late {
+        assert!(p.lookup(page(n)).is_some(), "page {n} in its grace stays");
+    }
+    for w in &chunk.writes {
+        p.complete_write(w.frame);
+    }
+    p.check_invariants();
+
+    // A depth of 10: every page in the grace lies deeper, so it is written
+    // in LRU order as InnoDB would.
+    let mut p = pool(1024);
+    for n in 0..1024 {
+        load(&mut p, n, u64::from(n) + 1);
+    }
+    let tail: Vec<u32> = p.lru_pages().into_iter().rev().map(|pg| pg.page_no).collect();
+    for (i, &n) in tail[..50].iter().enumerate() {
+        dirty(&mut p, n, 10 + 200 * i as u64);
+    }
+    let chunk = p.lru_batch_chunk_graced(100, 1_000, 0, 10);
+    assert_eq!(
+        chunk.writes.len(),
+        50 - 10,
+        "the ten within the depth are passed over, the rest written"
+    );
+    for w in &chunk.writes {
+        p.complete_write(w.frame);
+    }
+    p.check_invariants();
+}

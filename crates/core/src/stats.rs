@@ -60,6 +60,9 @@ pub struct PoolCounters {
     pub free_frame_stall_us: u64,
     /// Time user threads spent held up for redo space, us.
     pub redo_space_stall_us: u64,
+    /// Dirty pages an LRU phase passed over because they were in their
+    /// grace (`flushwise` rule 9), counted once per chunk that passed them.
+    pub lru_grace_passed_pages: u64,
 }
 
 impl PoolCounters {
@@ -90,6 +93,7 @@ impl PoolCounters {
             user_stalls: self.user_stalls - earlier.user_stalls,
             free_frame_stall_us: self.free_frame_stall_us - earlier.free_frame_stall_us,
             redo_space_stall_us: self.redo_space_stall_us - earlier.redo_space_stall_us,
+            lru_grace_passed_pages: self.lru_grace_passed_pages - earlier.lru_grace_passed_pages,
         }
     }
 

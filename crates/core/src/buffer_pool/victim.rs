@@ -278,6 +278,51 @@ impl BufferPool {
         chunk
     }
 
+    /// One chunk of `flushwise`'s LRU phase with a grace for dirty pages
+    /// (its rule 9): [`Self::lru_batch_chunk`] in [`LruMode::EvictToFree`],
+    /// except that within `depth` of the tail a dirty page first accessed
+    /// after `grace_cutoff_us` is passed over, not written: clean pages and
+    /// dirty pages past their grace above it are taken instead. Past
+    /// `depth` every page is taken in LRU order, as InnoDB would, so the
+    /// grace never leaves the free list short; the walk's stop conditions
+    /// are InnoDB's (`max_pages` written, the free list at `free_target`,
+    /// the LRU at its minimum length).
+    pub fn lru_batch_chunk_graced(
+        &mut self,
+        max_pages: u32,
+        free_target: u32,
+        grace_cutoff_us: TimeUs,
+        depth: u32,
+    ) -> LruChunk {
+        let mut chunk = LruChunk::default();
+        let mut cursor = self.lru_tail();
+        let mut written = 0;
+        while cursor != NIL
+            && written < max_pages
+            && self.free_len() < free_target
+            && self.lru_len() > self.config.lru_min_len
+        {
+            let prev = self.lru_prev(cursor);
+            chunk.scanned += 1;
+            let f = &self.frames[cursor as usize];
+            let flushable = f.flushable();
+            let in_grace = flushable && chunk.scanned <= depth && f.first_access_us > grace_cutoff_us;
+            if in_grace {
+                self.counters.lru_grace_passed_pages += 1;
+            } else if self.claim_victim(cursor) {
+                self.evict(cursor);
+                self.counters.lru_batch_evict_pages += 1;
+                chunk.evicted += 1;
+            } else if flushable {
+                chunk.writes.push(self.start_write(cursor, WriteKind::LruBatch));
+                written += 1;
+            }
+            cursor = prev;
+        }
+        self.try_lru_scan = true;
+        chunk
+    }
+
     /// A flush-list batch (`buf_do_flush_list_batch`): from the oldest end,
     /// up to `max_pages` writes of pages whose oldest modification is below
     /// `lsn_limit`. Returns the writes and the number of pages scanned.

@@ -107,6 +107,11 @@ pub struct IterationPlan {
     /// Dirty pages one LRU chunk may write before waiting
     /// ([`LRU_CHUNK_PAGES`] for InnoDB; `flushwise` sizes it to demand).
     pub lru_chunk_pages: u32,
+    /// `flushwise` rule 9: the LRU phase does not write a dirty page first
+    /// accessed less than this long ago while clean pages above it, within
+    /// a quarter of the pool, can refill the free list. `None`: InnoDB's
+    /// strict LRU order.
+    pub lru_dirty_grace_us: Option<TimeUs>,
     pub wait: WaitFor,
 }
 
@@ -120,6 +125,7 @@ impl IterationPlan {
             flush_time_limit_us: None,
             flush_batch_pages: FLUSH_BATCH_PAGES,
             lru_chunk_pages: LRU_CHUNK_PAGES,
+            lru_dirty_grace_us: None,
             wait: WaitFor::AllWrites,
         }
     }
