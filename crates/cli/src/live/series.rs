@@ -7,7 +7,11 @@
 //! runs one after the other) starts its rates from zero counters at its own
 //! time zero, as its run does; at most [`POINTS_MAX`] points are kept:
 //! when full, every other one is dropped and the step doubles, so a long
-//! run keeps its whole span at a coarser grain.
+//! run keeps its whole span at a coarser grain; a point's gauges (dirty,
+//! free, checkpoint age) are the mean of every sample published in its
+//! step, not the last one: the simulator publishes ten a second, and a
+//! value read at each whole second would alias with a cleaner that runs
+//! once a second (the free list refilled at every boundary, empty between).
 
 use serde_json::{json, Map, Value};
 
@@ -49,11 +53,28 @@ struct Mark {
     txns: TxnCounts,
 }
 
+/// Gauge sums of the samples since the last point.
+#[derive(Clone, Copy, Debug, Default)]
+struct Gauges {
+    n: u64,
+    dirty: f64,
+    free: f64,
+    checkpoint_age: f64,
+}
+
+impl Gauges {
+    fn mean(&self, sum: f64) -> u64 {
+        (sum / self.n.max(1) as f64).round() as u64
+    }
+}
+
 #[derive(Debug)]
 pub struct Series {
     points: Vec<Point>,
     step_s: f64,
     last: Option<Mark>,
+    gauges: Gauges,
+    gauges_policy: String,
 }
 
 impl Default for Series {
@@ -62,6 +83,8 @@ impl Default for Series {
             points: Vec::new(),
             step_s: STEP_S,
             last: None,
+            gauges: Gauges::default(),
+            gauges_policy: String::new(),
         }
     }
 }
@@ -74,6 +97,14 @@ impl Series {
     /// Adds a point for `sample` when a step has passed since the last one
     /// (or it is the run's last sample, or another policy's first).
     pub fn push(&mut self, sample: &LiveSample) {
+        if self.gauges_policy != sample.policy {
+            self.gauges = Gauges::default();
+            self.gauges_policy = sample.policy.clone();
+        }
+        self.gauges.n += 1;
+        self.gauges.dirty += sample.pages_dirty as f64;
+        self.gauges.free += sample.pages_free as f64;
+        self.gauges.checkpoint_age += sample.checkpoint_age_bytes as f64;
         let pool = sample.pool_run;
         let txns = sample.txns_run;
         let same_run = self
@@ -101,11 +132,12 @@ impl Series {
             sync_recoverability_per_s: d.sync_recoverability_writes as f64 / dt,
             async_per_s: d.async_writes() as f64 / dt,
             reads_per_s: d.reads as f64 / dt,
-            dirty: sample.pages_dirty,
-            free: sample.pages_free,
-            checkpoint_age: sample.checkpoint_age_bytes,
+            dirty: self.gauges.mean(self.gauges.dirty),
+            free: self.gauges.mean(self.gauges.free),
+            checkpoint_age: self.gauges.mean(self.gauges.checkpoint_age),
             parameters: sample.parameters.clone(),
         });
+        self.gauges = Gauges::default();
         self.last = Some(Mark {
             policy: sample.policy.clone(),
             t: sample.time_s,
@@ -247,7 +279,7 @@ mod tests {
     #[test]
     fn one_point_per_second_with_rates_from_the_counters() {
         let mut s = Series::default();
-        for i in 1..=25 {
+        for i in 1..=25u32 {
             let t = f64::from(i) * 0.1;
             s.push(&sample("a", t, 100 * u64::from(i), u64::from(i), false));
         }
@@ -258,6 +290,18 @@ mod tests {
         // The run's last sample makes a point even before a full step.
         s.push(&sample("a", 2.5, 2500, 25, true));
         assert_eq!(s.points().len(), 3);
+    }
+
+    #[test]
+    fn a_points_gauges_are_the_mean_of_its_step_not_its_last_sample() {
+        let mut s = Series::default();
+        for i in 1..=10 {
+            let mut x = sample("a", f64::from(i) * 0.1, 0, 0, false);
+            // Refilled to 100 at the step's end only.
+            x.pages_free = if i == 10 { 100 } else { 0 };
+            s.push(&x);
+        }
+        assert_eq!(s.points()[0].free, 10);
     }
 
     #[test]
