@@ -210,7 +210,7 @@ fn tpcc_run_metrics_grow_during_the_run_and_end_equal_to_its_json_result() {
         "--buffer-pool",
         "4MiB",
         "--warmup",
-        "2s",
+        "3s",
         "--duration",
         "4s",
         "--report-interval",
@@ -231,7 +231,7 @@ fn tpcc_run_metrics_grow_during_the_run_and_end_equal_to_its_json_result() {
     });
     let result = common::result(&run.stdout);
     let last = run.metrics();
-    assert!(scrapes.len() >= 5, "{} scrapes during a 6 s run", scrapes.len());
+    assert!(scrapes.len() >= 5, "{} scrapes during a 7 s run", scrapes.len());
     for pair in scrapes.windows(2) {
         assert_grew(&pair[0], &pair[1]);
     }

@@ -26,7 +26,7 @@ mod server;
 
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use flushwise_sim::LiveSample;
 
@@ -77,15 +77,25 @@ impl Live {
         }
     }
 
-    /// After the run: keeps serving for `--metrics-linger`, then stops.
+    /// After the run: keeps serving for `--metrics-linger` (less if
+    /// Ctrl-C / SIGTERM comes: an engine command's handler only sets a
+    /// flag), then stops.
     pub fn finish(self) {
-        if !self.linger.is_zero() {
-            eprintln!(
-                "metrics: the run is over; serving http://{}/ for {:.0?} more",
-                self.server.addr(),
-                self.linger
-            );
-            std::thread::sleep(self.linger);
+        if self.linger.is_zero() {
+            return;
+        }
+        eprintln!(
+            "metrics: the run is over; serving http://{}/ for {:.0?} more",
+            self.server.addr(),
+            self.linger
+        );
+        let end = Instant::now() + self.linger;
+        while !crate::interrupt::requested() {
+            let now = Instant::now();
+            if now >= end {
+                break;
+            }
+            std::thread::sleep((end - now).min(Duration::from_millis(100)));
         }
     }
 }
