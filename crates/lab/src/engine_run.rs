@@ -475,7 +475,11 @@ pub fn run(
         publish(&live.sample(&m, lsn_now(), counts, baseline.get(), &tail, false));
         *last_counts.borrow_mut() = Some(counts.clone());
     };
-    let outcome = tpcc::run_live(&db, &spec.run, observer, &mut on_interval, &mut on_tick);
+    let outcome = if spec.live.is_some() {
+        tpcc::run_live(&db, &spec.run, observer, &mut on_interval, &mut on_tick)
+    } else {
+        tpcc::run(&db, &spec.run, observer, &mut on_interval)
+    };
     stop.store(true, Ordering::Relaxed);
     let _ = sampler.join();
     let end = db.shell().metrics();

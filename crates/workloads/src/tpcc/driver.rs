@@ -557,7 +557,7 @@ pub fn run<S: TpccStore + Send + Sync + 'static>(
     observer: Option<Arc<dyn TxnObserver>>,
     on_interval: &mut dyn FnMut(&IntervalReport) -> AfterInterval,
 ) -> Result<RunReport, TpccError> {
-    run_live(store, cfg, observer, on_interval, &mut |_| {})
+    drive(store, cfg, observer, on_interval, None)
 }
 
 /// [`run`], handing `on_tick` the counts so far every [`LIVE_TICK`] (on
@@ -569,6 +569,17 @@ pub fn run_live<S: TpccStore + Send + Sync + 'static>(
     observer: Option<Arc<dyn TxnObserver>>,
     on_interval: &mut dyn FnMut(&IntervalReport) -> AfterInterval,
     on_tick: &mut dyn FnMut(&LiveCounts),
+) -> Result<RunReport, TpccError> {
+    drive(store, cfg, observer, on_interval, Some(on_tick))
+}
+
+/// The run; without `on_tick` nothing is merged between interval reports.
+fn drive<S: TpccStore + Send + Sync + 'static>(
+    store: &Arc<S>,
+    cfg: &RunConfig,
+    observer: Option<Arc<dyn TxnObserver>>,
+    on_interval: &mut dyn FnMut(&IntervalReport) -> AfterInterval,
+    mut on_tick: Option<&mut dyn FnMut(&LiveCounts)>,
 ) -> Result<RunReport, TpccError> {
     let marker = require_loaded(store.as_ref())?;
     let warehouses = cfg.warehouses.unwrap_or(marker.warehouses);
@@ -658,12 +669,15 @@ pub fn run_live<S: TpccStore + Send + Sync + 'static>(
             }
             // After the interval report: a tick past the warm-up's end
             // comes after the report that ended it.
-            if now >= next_tick {
-                on_tick(&live_counts(&shared, now));
-                next_tick = now + LIVE_TICK;
+            let mut wait = next.saturating_duration_since(now);
+            if let Some(tick) = on_tick.as_mut() {
+                if now >= next_tick {
+                    tick(&live_counts(&shared, now));
+                    next_tick = now + LIVE_TICK;
+                }
+                wait = wait.min(next_tick.saturating_duration_since(now));
             }
             if now < next {
-                let wait = (next - now).min(next_tick.saturating_duration_since(now));
                 std::thread::sleep(wait.min(Duration::from_millis(50)));
             }
         }
@@ -692,7 +706,9 @@ pub fn run_live<S: TpccStore + Send + Sync + 'static>(
     if let Some(terminal) = panicked {
         return Err(TpccError::TerminalPanic { terminal });
     }
-    on_tick(&live_counts(&shared, Instant::now()));
+    if let Some(tick) = on_tick {
+        tick(&live_counts(&shared, Instant::now()));
+    }
     let mut total = Stats::default();
     for s in &shared.stats {
         if let Ok(s) = s.lock() {
