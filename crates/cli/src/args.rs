@@ -302,10 +302,27 @@ pub struct SimArgs {
     pub intervals: Option<PathBuf>,
 }
 
+/// `--metrics-addr` and `--metrics-linger`: watch a run while it goes
+/// (Prometheus text at `/metrics`, a live dashboard at `/`).
+#[derive(Args, Debug, Clone, Default)]
+pub struct MetricsArgs {
+    /// Serve the run's metrics (Prometheus text format) at
+    /// http://HOST:PORT/metrics and a live dashboard at http://HOST:PORT/;
+    /// port 0 picks a free one. The address is printed on stderr.
+    #[arg(long, value_name = "HOST:PORT")]
+    pub metrics_addr: Option<String>,
+    /// Keep serving this long after the run ended (e.g. 30s), so the last
+    /// values can still be scraped and seen.
+    #[arg(long, value_name = "DURATION", default_value = "0s", requires = "metrics_addr")]
+    pub metrics_linger: String,
+}
+
 #[derive(Args, Debug)]
 pub struct RunArgs {
     #[command(flatten)]
     pub sim: SimArgs,
+    #[command(flatten)]
+    pub metrics: MetricsArgs,
     /// Page-cleaning policy; `name:key=value,...` sets its parameters
     /// (`flushwise policies` lists them).
     #[arg(long, default_value = flushwise_core::policy::DEFAULT_POLICY)]
@@ -614,6 +631,8 @@ pub struct TpccRunArgs {
     /// commit returns (for crash tests: what was acknowledged).
     #[arg(long, hide = true)]
     pub print_new_orders: bool,
+    #[command(flatten)]
+    pub metrics: MetricsArgs,
 }
 
 #[derive(Args, Debug)]
@@ -685,4 +704,6 @@ pub struct EngineCompareArgs {
     /// `OUT/decisions-<policy>.jsonl`.
     #[arg(long)]
     pub decisions: bool,
+    #[command(flatten)]
+    pub metrics: MetricsArgs,
 }

@@ -130,13 +130,14 @@ pub struct CompareOutcomes {
 pub fn command(args: &EngineCompareArgs) -> Result<(), String> {
     let (args, _) = with_preset(args);
     let args = &args;
+    let live = crate::live::Live::start(&args.metrics)?;
     let CompareOutcomes {
         outcomes,
         pool_bytes,
         data_bytes,
         page_bytes,
         results_dir,
-    } = run_policies(args)?;
+    } = run_policies(args, live.as_ref())?;
     let text = match args.engine.output {
         OutputFormat::Table => compare_table(&outcomes),
         OutputFormat::Json => output::json_lines(outcomes.iter().map(|o| (&o.out.result, o.out.rows.as_slice())))?,
@@ -162,6 +163,10 @@ pub fn command(args: &EngineCompareArgs) -> Result<(), String> {
         );
     }
     say(args, format!("results: {}", results_dir.display()));
+    if let Some(l) = live {
+        let _ = std::io::Write::flush(&mut std::io::stdout());
+        l.finish();
+    }
     if let Some(failed) = outcomes.iter().find_map(|o| o.check.as_ref().err()) {
         return Err(failed.clone());
     }
@@ -171,8 +176,9 @@ pub fn command(args: &EngineCompareArgs) -> Result<(), String> {
 /// Prepares (or reuses) the base database, then for each policy copies it,
 /// runs it and checks the copy; writes the results directory. `args` must
 /// already carry the preset's values (`command` does that; the lab sets
-/// every value itself).
-pub fn run_policies(args: &EngineCompareArgs) -> Result<CompareOutcomes, String> {
+/// every value itself). `live` (`--metrics-addr`) is handed each policy's
+/// run as it goes, labelled by the policy running.
+pub fn run_policies(args: &EngineCompareArgs, live: Option<&crate::live::Live>) -> Result<CompareOutcomes, String> {
     let warehouses = args.warehouses.unwrap_or(args.preset.warehouses);
     let (run_config, steady_warmup_min) = tpcc_cmd::run_config(&args.engine)?;
     let (base, manifest) = prepared_base(args, warehouses)?;
@@ -218,6 +224,11 @@ pub fn run_policies(args: &EngineCompareArgs) -> Result<CompareOutcomes, String>
     // runs.
     let mut run_config = run_config;
     run_config.interrupt = Some(crate::interrupt::install()?);
+    let publish = |sample: &flushwise_sim::LiveSample| {
+        if let Some(l) = live {
+            l.publish(sample);
+        }
+    };
     let mut outcomes = Vec::new();
     for policy in &args.policies.0 {
         let name = &policy.to_string();
@@ -239,6 +250,7 @@ pub fn run_policies(args: &EngineCompareArgs) -> Result<CompareOutcomes, String>
                 .then(|| results_dir.join(format!("decisions-{}.jsonl", file_label(name)))),
             flush_log_at_trx_commit: args.engine.flush_log_at_commit,
             print_new_orders: false,
+            live: live.as_ref().map(|_| &publish as &dyn Fn(&flushwise_sim::LiveSample)),
         };
         say(
             args,

@@ -80,6 +80,7 @@ fn compare_args(
         },
         out: request.out.join(study.name).join("compare"),
         decisions: false,
+        metrics: crate::args::MetricsArgs::default(),
     })
 }
 
@@ -120,7 +121,7 @@ pub fn run(entries: &[&'static Entry], request: &LabRequest, dir: &Path) -> Resu
                 if run.doublewrite { "on" } else { "off" }
             );
             let args = compare_args(study, run, request, dir)?;
-            let done = match compare_cmd::run_policies(&args) {
+            let done = match compare_cmd::run_policies(&args, None) {
                 Ok(done) => done,
                 Err(e) => {
                     notes.push(format!("{} {}: {e}", study.name, run.series));

@@ -13,6 +13,9 @@
 //! - `trace record-model | oracle-general | info`;
 //! - `policies`: every policy and its declared parameters.
 //!
+//! `sim run`, `tpcc run` and `compare` take `--metrics-addr HOST:PORT`:
+//! Prometheus metrics and a live dashboard while the run goes (`live`).
+//!
 //! Conventions: any bad input prints one line `error: <message>` naming the
 //! flag and what is accepted, and exits 2 (clap's own usage errors exit 2
 //! too). An engine run stopped by Ctrl-C or SIGTERM prints its partial
@@ -27,6 +30,7 @@ mod engine_opts;
 mod interrupt;
 mod lab_cmd;
 mod lab_engine;
+mod live;
 mod sim_cmd;
 mod torture_cmd;
 mod tpcc_cmd;

@@ -52,8 +52,18 @@ pub fn run(args: &RunArgs) -> Result<(), String> {
     let jsonl = args.decisions.as_deref().is_some_and(output::is_jsonl_path);
     config.decision_log = args.decisions.is_some() && !jsonl;
     config.iteration_records = jsonl;
+    let live = crate::live::Live::start(&args.metrics)?;
     banner(args.sim.output, &config);
-    let out = runner::run_with_progress(config, &args.policy.to_string())?;
+    let publish = |sample: &flushwise_sim::LiveSample| {
+        if let Some(l) = &live {
+            l.publish(sample);
+        }
+    };
+    let out = runner::run_with_progress(
+        config,
+        &args.policy.to_string(),
+        live.as_ref().map(|_| &publish as &dyn Fn(&flushwise_sim::LiveSample)),
+    )?;
     if let (Some(path), true) = (&args.decisions, jsonl) {
         write_file(path, &output::iteration_jsonl(&out.iterations), "--decisions")?;
         if out.iterations_dropped > 0 {
@@ -94,7 +104,11 @@ pub fn run(args: &RunArgs) -> Result<(), String> {
         }
         OutputFormat::Table => output::run_table(&out.result, &out.rows),
     };
-    print_stdout(&text)
+    print_stdout(&text)?;
+    if let Some(l) = live {
+        l.finish();
+    }
+    Ok(())
 }
 
 pub fn compare(args: &CompareArgs) -> Result<(), String> {

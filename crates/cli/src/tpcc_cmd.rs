@@ -271,6 +271,12 @@ pub fn run(args: &TpccRunArgs) -> Result<(), String> {
     let (lock, manifest) = database::open_prepared(dir, args.location.redo_dir.as_deref())?;
     let mut options = engine_opts::run_options(&args.location, &args.engine, &args.policy, &manifest)?;
     options.dir_lock = Some(lock);
+    let live = crate::live::Live::start(&args.metrics)?;
+    let publish = |sample: &flushwise_sim::LiveSample| {
+        if let Some(l) = &live {
+            l.publish(sample);
+        }
+    };
     // From here on Ctrl-C / SIGTERM end the run early with a partial
     // summary and a clean close.
     run.interrupt = Some(crate::interrupt::install()?);
@@ -284,6 +290,7 @@ pub fn run(args: &TpccRunArgs) -> Result<(), String> {
         decisions: args.decisions.clone(),
         flush_log_at_trx_commit: args.engine.flush_log_at_commit,
         print_new_orders: args.print_new_orders,
+        live: live.as_ref().map(|_| &publish as &dyn Fn(&flushwise_sim::LiveSample)),
     };
     let format = args.engine.output;
     let banner = format!(
@@ -329,5 +336,10 @@ pub fn run(args: &TpccRunArgs) -> Result<(), String> {
         }
     };
     print!("{text}");
+    // Out before any linger: a reader of stdout has the result at once.
+    let _ = std::io::stdout().flush();
+    if let Some(l) = live {
+        l.finish();
+    }
     Ok(())
 }

@@ -116,7 +116,7 @@ impl DecisionLog {
         self.entries.drain(..).collect()
     }
 
-    pub fn entries(&self) -> impl Iterator<Item = &Decision> {
+    pub fn entries(&self) -> impl DoubleEndedIterator<Item = &Decision> + ExactSizeIterator {
         self.entries.iter()
     }
 

@@ -118,6 +118,20 @@ impl Histogram {
         }
     }
 
+    /// Sum of every value recorded, µs (exact).
+    pub fn sum_us(&self) -> u128 {
+        self.sum_us
+    }
+
+    /// Values recorded at or below `value_us`, as the buckets tell it: a
+    /// bucket counts when its lower bound is at most `value_us`, so a value
+    /// at the bound counts, and one less than 0.8 % above it may too (what
+    /// a Prometheus histogram's `le` buckets are built from).
+    pub fn count_at_most(&self, value_us: u64) -> u64 {
+        let last = bucket_of(value_us);
+        self.counts[..=last].iter().sum()
+    }
+
     /// The value at quantile `q` in [0, 1] (0 if empty); never above max.
     pub fn quantile_us(&self, q: f64) -> u64 {
         if self.total == 0 {
@@ -138,6 +152,19 @@ impl Histogram {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn count_at_most_splits_values_at_the_bound_and_sum_is_exact() {
+        let mut h = Histogram::new();
+        for v in [10, 900, 1_000, 1_100, 50_000] {
+            h.record(v);
+        }
+        assert_eq!(h.count_at_most(5), 0);
+        assert_eq!(h.count_at_most(1_000), 3);
+        assert_eq!(h.count_at_most(49_000), 4);
+        assert_eq!(h.count_at_most(u64::MAX), 5);
+        assert_eq!(h.sum_us(), 53_010);
+    }
 
     #[test]
     fn relative_error_stays_under_half_a_percent() {

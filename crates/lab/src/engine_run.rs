@@ -9,20 +9,31 @@
 //! the run if there is no warm-up). Gauges (dirty share, free frames,
 //! checkpoint age) are sampled every 100 ms by a thread of this module and
 //! averaged over the measured window.
+//!
+//! Live observer ([`EngineRunSpec::live`]): every second of the run (the
+//! driver's [`tpcc::LIVE_TICK`]) and once at its end it gets a
+//! [`LiveSample`] built from the same pool counters, baseline and driver
+//! totals the result is; the last one is built from the very snapshot and
+//! counts the result is, so the two agree.
 
+use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use flushwise_core::PoolCounters;
+use flushwise_core::{Decision, PoolCounters, RedoMargins};
 use flushwise_engine::buffer::MetricsSnapshot;
 use flushwise_engine::db::{Database, DbOptions};
 use flushwise_engine::trace_recorder::{self, TraceRecorder};
-use flushwise_sim::{config_hash_of, FlushFigures, IntervalRow, RunResult, TxnCounts, SHELL_ENGINE};
+use flushwise_sim::live::DECISIONS_KEPT;
+use flushwise_sim::{
+    config_hash_of, FlushFigures, IntervalRow, LatencyBuckets, LiveSample, RunResult, TxnCounts, SHELL_ENGINE,
+};
 use flushwise_trace::TxnType;
-use flushwise_workloads::tpcc::{self, AfterInterval, IntervalReport, RunConfig, TxnKind, TxnObserver};
+use flushwise_workloads::tpcc::{self, AfterInterval, IntervalReport, LiveCounts, RunConfig, TxnKind, TxnObserver};
 
 use crate::database::{device_text, Manifest};
 use crate::steady::SteadyWatch;
@@ -58,6 +69,9 @@ pub struct EngineRunSpec<'a> {
     /// Print `new-order-committed W D O` on stdout after each New-Order
     /// commit returns (crash tests).
     pub print_new_orders: bool,
+    /// Handed the run as it stands every second and at its end (keeps the
+    /// policy's decision log on for it); called on the driving thread.
+    pub live: Option<&'a dyn Fn(&LiveSample)>,
 }
 
 impl EngineRunSpec<'_> {
@@ -215,6 +229,80 @@ fn parameters(m: &MetricsSnapshot) -> Vec<(String, f64)> {
     m.parameters.iter().map(|(k, v)| (k.to_string(), *v)).collect()
 }
 
+/// What a live sample needs that stays fixed through a run.
+struct LiveContext {
+    policy: String,
+    seed: u64,
+    config_hash: String,
+    frames: u64,
+    margins: RedoMargins,
+    start: PoolCounters,
+    start_lsn: u64,
+}
+
+impl LiveContext {
+    /// The run now: `m` the shell's snapshot, `counts` the driver's,
+    /// `baseline` (and its LSN) the pool at the measurement's start.
+    fn sample(
+        &self,
+        m: &MetricsSnapshot,
+        lsn: u64,
+        counts: &LiveCounts,
+        baseline: (PoolCounters, u64),
+        decisions: &VecDeque<Decision>,
+        finished: bool,
+    ) -> LiveSample {
+        let warmup = txn_counts(&counts.warmup_counts);
+        let measured = txn_counts(&counts.measured_counts);
+        let mut run = measured;
+        for i in 0..run.committed.len() {
+            run.committed[i] += warmup.committed[i];
+            run.rolled_back[i] += warmup.rolled_back[i];
+        }
+        let (pool_measured, lsn_measured) = if counts.warmup {
+            (PoolCounters::default(), 0)
+        } else {
+            (m.counters.since(&baseline.0), lsn.saturating_sub(baseline.1))
+        };
+        LiveSample {
+            shell: SHELL_ENGINE.to_string(),
+            policy: self.policy.clone(),
+            seed: self.seed,
+            config_hash: self.config_hash.clone(),
+            time_s: counts.elapsed_s,
+            warmup: counts.warmup,
+            finished,
+            pool_run: m.counters.since(&self.start),
+            pool_measured,
+            txns_run: run,
+            txns_measured: measured,
+            log_written_run_bytes: lsn.saturating_sub(self.start_lsn),
+            log_written_measured_bytes: lsn_measured,
+            latency: TxnKind::ALL
+                .iter()
+                .zip(&counts.measured_latency)
+                .filter(|(_, h)| h.count() > 0)
+                .map(|(kind, h)| LatencyBuckets::from_histogram(kind.name(), h))
+                .collect(),
+            pages_total: self.frames,
+            pages_dirty: u64::from(m.Innodb_buffer_pool_pages_dirty),
+            pages_free: u64::from(m.Innodb_buffer_pool_pages_free),
+            checkpoint_age_bytes: m.log_lsn_checkpoint_age,
+            margins: self.margins,
+            parameters: parameters(m),
+            decisions: decisions.iter().cloned().collect(),
+        }
+    }
+}
+
+/// Keeps the newest [`DECISIONS_KEPT`] of `new` in `tail`.
+fn keep_tail(tail: &mut VecDeque<Decision>, new: Vec<Decision>) {
+    tail.extend(new);
+    while tail.len() > DECISIONS_KEPT {
+        tail.pop_front();
+    }
+}
+
 /// Opens, runs, closes. `label` prefixes progress lines on stderr.
 pub fn run(
     spec: EngineRunSpec<'_>,
@@ -225,6 +313,7 @@ pub fn run(
     let config_hash = spec.config_hash();
     let mut options = spec.options.clone();
     options.iteration_records = spec.decisions.is_some();
+    options.decision_log = spec.live.is_some();
     let mut decisions = match &spec.decisions {
         Some(path) => Some(IterationWriter::create(path)?),
         None => None,
@@ -294,8 +383,21 @@ pub fn run(
             .map_err(|e| format!("cannot start the gauge sampler thread: {e}"))?
     };
 
+    let lsn_now = || db.shell().redo().current_lsn().0;
     let start_snapshot = db.shell().metrics();
-    let mut baseline: PoolCounters = start_snapshot.counters;
+    let live = LiveContext {
+        policy: spec.options.policy.to_string(),
+        seed: spec.run.seed,
+        config_hash: config_hash.clone(),
+        frames,
+        margins: db.shell().with_core(|p| p.redo().margins),
+        start: start_snapshot.counters,
+        start_lsn: lsn_now(),
+    };
+    // Shared by the interval and the tick callbacks (one thread).
+    let baseline = Cell::new((start_snapshot.counters, live.start_lsn));
+    let decision_tail = RefCell::new(VecDeque::new());
+    let last_counts: RefCell<Option<LiveCounts>> = RefCell::new(None);
     let mut previous: PoolCounters = start_snapshot.counters;
     let mut baseline_stalls = db.shell().stall_histogram();
     let mut previous_stalls = baseline_stalls.clone();
@@ -343,7 +445,7 @@ pub fn run(
             w.append(db.shell());
         }
         if r.warmup {
-            baseline = m.counters;
+            baseline.set((m.counters, lsn_now()));
         } else {
             measuring.store(true, Ordering::Relaxed);
         }
@@ -365,10 +467,23 @@ pub fn run(
     };
     // The warm-up's last interval ends exactly at the measurement start:
     // from then on the sampler averages.
-    let outcome = tpcc::run(&db, &spec.run, observer, &mut on_interval);
+    let mut on_tick = |counts: &LiveCounts| {
+        let Some(publish) = spec.live else { return };
+        let m = db.shell().metrics();
+        let mut tail = decision_tail.borrow_mut();
+        keep_tail(&mut tail, db.shell().drain_decisions());
+        publish(&live.sample(&m, lsn_now(), counts, baseline.get(), &tail, false));
+        *last_counts.borrow_mut() = Some(counts.clone());
+    };
+    let outcome = if spec.live.is_some() {
+        tpcc::run_live(&db, &spec.run, observer, &mut on_interval, &mut on_tick)
+    } else {
+        tpcc::run(&db, &spec.run, observer, &mut on_interval)
+    };
     stop.store(true, Ordering::Relaxed);
     let _ = sampler.join();
     let end = db.shell().metrics();
+    let end_lsn = lsn_now();
     let end_stalls = db.shell().stall_histogram();
     if let Some(w) = decisions.as_mut() {
         w.append(db.shell());
@@ -389,7 +504,14 @@ pub fn run(
     db.close()
         .map_err(|e| format!("{}: closing after the run: {e}", spec.dir.display()))?;
 
-    let measured = end.counters.since(&baseline);
+    let measured = end.counters.since(&baseline.get().0);
+    if let (Some(publish), Some(counts)) = (spec.live, last_counts.borrow().as_ref()) {
+        // The last tick came after the terminals stopped: its counts are
+        // the report's; `end` is the snapshot the figures come from.
+        let mut tail = decision_tail.borrow_mut();
+        publish(&live.sample(&end, end_lsn, counts, baseline.get(), &tail, true));
+        tail.clear();
+    }
     let counts = txn_counts(&run_report.per_type);
     let stalls = end_stalls.since(&baseline_stalls);
     let figures = FlushFigures::compute(&measured, &counts, run_report.duration_s, Some(&stalls));

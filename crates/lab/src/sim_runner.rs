@@ -14,7 +14,7 @@ use std::sync::Mutex;
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use flushwise_core::{Decision, IterationRecord};
-use flushwise_sim::{IntervalRow, RunResult, SimConfig, Simulation};
+use flushwise_sim::{IntervalRow, LiveSample, RunResult, SimConfig, Simulation};
 
 use crate::COMMIT;
 
@@ -57,10 +57,28 @@ fn bar(label: &str) -> ProgressBar {
 
 /// Runs one configuration; `bar` (if any) follows the simulated time.
 pub fn run_one(config: SimConfig, bar: Option<&ProgressBar>) -> Result<RunOutput, String> {
+    run_one_live(config, bar, None)
+}
+
+/// [`run_one`], handing `live` (if any) the run as it stands every 100 ms
+/// of simulated time and at its end (`Simulation::live_sample`; the
+/// policy's decision log is kept for it).
+pub fn run_one_live(
+    config: SimConfig,
+    bar: Option<&ProgressBar>,
+    live: Option<&dyn Fn(&LiveSample)>,
+) -> Result<RunOutput, String> {
     let mut sim = Simulation::new(config, COMMIT)?;
-    let result = sim.run(|fraction| {
+    if live.is_some() {
+        sim.keep_decision_log();
+    }
+    let end_us = sim.end_us().max(1) as f64;
+    let result = sim.run_observed(|sim, now| {
         if let Some(bar) = bar {
-            bar.set_position((fraction * 1000.0) as u64);
+            bar.set_position((now as f64 / end_us * 1000.0) as u64);
+        }
+        if let Some(publish) = live {
+            publish(&sim.live_sample(now));
         }
     })?;
     if let Some(bar) = bar {
@@ -80,10 +98,15 @@ pub fn run_one(config: SimConfig, bar: Option<&ProgressBar>) -> Result<RunOutput
     })
 }
 
-/// Runs one configuration with a progress bar when stderr is a terminal.
-pub fn run_with_progress(config: SimConfig, label: &str) -> Result<RunOutput, String> {
+/// Runs one configuration with a progress bar when stderr is a terminal;
+/// `live` as in [`run_one_live`].
+pub fn run_with_progress(
+    config: SimConfig,
+    label: &str,
+    live: Option<&dyn Fn(&LiveSample)>,
+) -> Result<RunOutput, String> {
     let bar = progress_enabled().then(|| bar(label));
-    run_one(config, bar.as_ref())
+    run_one_live(config, bar.as_ref(), live)
 }
 
 /// Default parallelism: the machine's cores.

@@ -7,16 +7,19 @@
 //! - [`config`]: the run's configuration, validation and hash;
 //! - [`workload`]: TPC-C generation or trace replay;
 //! - [`simulation`]: agents, cleaners, devices and the log in one clock;
-//! - [`metrics`]: interval rows and the final [`metrics::RunResult`].
+//! - [`metrics`]: interval rows and the final [`metrics::RunResult`];
+//! - [`live`]: a running run's snapshot for a live observer ([`live::LiveSample`]).
 
 pub mod config;
 pub mod cpu;
 pub mod event_queue;
+pub mod live;
 pub mod metrics;
 pub mod simulation;
 pub mod units;
 pub mod workload;
 
 pub use config::{config_hash_of, CpuCosts, SimConfig, WorkloadSpec};
+pub use live::{LatencyBuckets, LiveSample};
 pub use metrics::{FlushFigures, IntervalRow, LatencySummary, RunResult, TxnCounts, SHELL_ENGINE, SHELL_SIMULATOR};
 pub use simulation::Simulation;

@@ -42,6 +42,7 @@ pub struct LatencyHistogram {
     buckets: Vec<u64>,
     count: u64,
     max_us: u64,
+    sum_us: u64,
 }
 
 impl Default for LatencyHistogram {
@@ -50,6 +51,7 @@ impl Default for LatencyHistogram {
             buckets: vec![0; 64 * 8],
             count: 0,
             max_us: 0,
+            sum_us: 0,
         }
     }
 }
@@ -78,6 +80,19 @@ impl LatencyHistogram {
         self.buckets[b] += 1;
         self.count += 1;
         self.max_us = self.max_us.max(us);
+        self.sum_us = self.sum_us.saturating_add(us);
+    }
+
+    /// Sum of every latency recorded, µs.
+    pub fn sum_us(&self) -> u64 {
+        self.sum_us
+    }
+
+    /// Latencies recorded at or below `us`, as the buckets tell it (the
+    /// bucket holding `us` counts whole: within ~12 % of the bound).
+    pub fn count_at_most(&self, us: u64) -> u64 {
+        let last = Self::bucket(us).min(self.buckets.len() - 1);
+        self.buckets[..=last].iter().sum()
     }
 
     pub fn count(&self) -> u64 {

@@ -55,6 +55,7 @@ use flushwise_trace::{TraceEvent, TraceRecord, TxnType};
 use crate::config::{SimConfig, WorkloadSpec};
 use crate::cpu::CpuCores;
 use crate::event_queue::EventQueue;
+use crate::live::{LatencyBuckets, LiveSample, DECISIONS_KEPT, TXN_TYPES};
 use crate::metrics::{
     FlushFigures, IntervalRow, LatencyHistogram, LatencySummary, RunResult, TxnCounts, SHELL_SIMULATOR,
 };
@@ -72,6 +73,8 @@ const COMMIT_REDO_BYTES: u64 = 16;
 const DOUBLEWRITE_OFFSET_BYTES: u64 = 0;
 /// The log device's write unit (`OS_FILE_LOG_BLOCK_SIZE`).
 const LOG_BLOCK_BYTES: u64 = 512;
+/// The LSN a run starts at.
+const START_LSN: Lsn = Lsn(1);
 
 #[derive(Clone, Copy, Debug)]
 enum Owner {
@@ -168,6 +171,8 @@ pub struct Simulation {
     warmup_stalls: Histogram,
     last_report_stalls: Histogram,
     warmup_txns: TxnCounts,
+    /// The LSN when the measurement began (the start's before).
+    warmup_lsn: Lsn,
     last_report_pool: PoolCounters,
     last_report_txns: TxnCounts,
     last_report_us: TimeUs,
@@ -218,7 +223,7 @@ impl Simulation {
             capacity_bytes: config.redo_bytes,
             thread_concurrency: config.thread_concurrency,
         };
-        let mut pool = BufferPool::new(pool_config, Lsn(1))?;
+        let mut pool = BufferPool::new(pool_config, START_LSN)?;
         let policy = config.policy.build();
         let log = DecisionLog::new(100_000, config.decision_log);
         let mut cleaner = PageCleaner::new(policy, &mut pool, log);
@@ -250,7 +255,7 @@ impl Simulation {
             write_waiters: Vec::new(),
             drain_waiters: Vec::new(),
             log: LogWriter {
-                durable: Lsn(1),
+                durable: START_LSN,
                 ..LogWriter::default()
             },
             txns: TxnCounts::default(),
@@ -260,6 +265,7 @@ impl Simulation {
             warmup_stalls: Histogram::new(),
             last_report_stalls: Histogram::new(),
             warmup_txns: TxnCounts::default(),
+            warmup_lsn: START_LSN,
             last_report_pool: PoolCounters::default(),
             last_report_txns: TxnCounts::default(),
             last_report_us: 0,
@@ -291,10 +297,30 @@ impl Simulation {
         &self.rows
     }
 
+    /// Simulated time at which the run ends, warm-up included.
+    pub fn end_us(&self) -> TimeUs {
+        self.config.warmup_us + self.config.duration_us
+    }
+
+    /// Keeps the policy's decision log (the latest entries of which
+    /// [`Simulation::live_sample`] carries) without changing the
+    /// configuration, so the run's hash stays the same; the decisions
+    /// change nothing else.
+    pub fn keep_decision_log(&mut self) {
+        self.cleaner.log_mut().set_enabled(true);
+    }
+
     /// Runs to the end; `progress` gets the finished fraction now and then.
     pub fn run(&mut self, mut progress: impl FnMut(f64)) -> Result<RunResult, String> {
+        let end_us = self.end_us() as f64;
+        self.run_observed(|_, now| progress(now as f64 / end_us))
+    }
+
+    /// Runs to the end; `observe` sees the simulation and its clock every
+    /// 100 ms of simulated time (`SAMPLE_US`), and once more at the end.
+    pub fn run_observed(&mut self, mut observe: impl FnMut(&Simulation, TimeUs)) -> Result<RunResult, String> {
         let wall = Instant::now();
-        let end_us = self.config.warmup_us + self.config.duration_us;
+        let end_us = self.end_us();
         for a in 0..self.agents.len() as u32 {
             self.queue.schedule(u64::from(a), Event::AgentRun(a));
         }
@@ -318,14 +344,14 @@ impl Simulation {
                 self.pool.check_invariants();
             }
             if matches!(event, Event::Sample) {
-                progress(now as f64 / end_us as f64);
+                observe(self, now);
             }
         }
         if self.last_report_us < end_us {
             // The last, possibly partial, interval.
             self.report_interval(end_us);
         }
-        progress(1.0);
+        observe(self, end_us);
         Ok(self.result(end_us, wall.elapsed().as_secs_f64()))
     }
 
@@ -440,6 +466,7 @@ impl Simulation {
                 self.warmup_pool = *self.pool.counters();
                 self.warmup_stalls = self.pool.stall_histogram().clone();
                 self.warmup_txns = self.txns;
+                self.warmup_lsn = self.pool.redo().current_lsn;
                 self.latency = vec![LatencyHistogram::default(); 6];
                 self.samples = Samples::default();
             }
@@ -816,14 +843,7 @@ impl Simulation {
         let txns = self.txns.since(&self.warmup_txns);
         let seconds = self.config.duration_us as f64 / 1e6;
         let n = self.samples.n.max(1) as f64;
-        const NAMES: [&str; 6] = [
-            "new_order",
-            "payment",
-            "order_status",
-            "delivery",
-            "stock_level",
-            "other",
-        ];
+        const NAMES: [&str; 6] = TXN_TYPES;
         let finished = txns.total().max(1) as f64;
         let mix_pct = NAMES
             .iter()
@@ -885,6 +905,63 @@ impl Simulation {
             database_bytes: self.workload.database_pages() * u64::from(self.config.page_size_bytes),
             trace_records: None,
             partial: false,
+        }
+    }
+
+    /// The run at simulated time `now` as a live observer sees it, from
+    /// the counters [`Simulation::run`]'s result is built from: at the
+    /// end (`now` = [`Simulation::end_us`]) its measured part is the
+    /// result's.
+    pub fn live_sample(&self, now: TimeUs) -> LiveSample {
+        let pool_run = *self.pool.counters();
+        let lsn = self.pool.redo().current_lsn;
+        let (pool_measured, txns_measured, lsn_measured) = if self.measuring {
+            (
+                pool_run.since(&self.warmup_pool),
+                self.txns.since(&self.warmup_txns),
+                lsn.0 - self.warmup_lsn.0,
+            )
+        } else {
+            (PoolCounters::default(), TxnCounts::default(), 0)
+        };
+        let log = self.cleaner.log();
+        let skip = log.entries().len().saturating_sub(DECISIONS_KEPT);
+        LiveSample {
+            shell: SHELL_SIMULATOR.to_string(),
+            policy: self.config.policy.to_string(),
+            seed: self.config.seed,
+            config_hash: self.config.config_hash(),
+            time_s: now as f64 / 1e6,
+            warmup: !self.measuring,
+            finished: now >= self.end_us(),
+            pool_run,
+            pool_measured,
+            txns_run: self.txns,
+            txns_measured,
+            log_written_run_bytes: lsn.0 - START_LSN.0,
+            log_written_measured_bytes: lsn_measured,
+            latency: if self.measuring {
+                TXN_TYPES
+                    .iter()
+                    .zip(&self.latency)
+                    .filter(|(_, h)| h.count() > 0)
+                    .map(|(name, h)| LatencyBuckets::from_sim(name, h))
+                    .collect()
+            } else {
+                Vec::new()
+            },
+            pages_total: u64::from(self.pool.config().frames),
+            pages_dirty: u64::from(self.pool.dirty_pages()),
+            pages_free: u64::from(self.pool.free_len()),
+            checkpoint_age_bytes: self.pool.redo().checkpoint_age_bytes(),
+            margins: self.pool.redo().margins,
+            parameters: self
+                .cleaner
+                .parameters()
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v))
+                .collect(),
+            decisions: log.entries().skip(skip).cloned().collect(),
         }
     }
 

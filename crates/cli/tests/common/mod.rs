@@ -70,3 +70,5 @@ fn of_kind(stdout: &str, kind: &str) -> Vec<Value> {
         .filter(|v| v["kind"] == kind)
         .collect()
 }
+
+pub mod live;

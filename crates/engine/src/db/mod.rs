@@ -186,6 +186,9 @@ pub struct DbOptions {
     /// Keep one page-cleaner iteration record per iteration (drained with
     /// `BufferPoolShell::drain_iteration_records`; `--decisions FILE.jsonl`).
     pub iteration_records: bool,
+    /// Keep the policy's decision log (drained with
+    /// `BufferPoolShell::drain_decisions`; a live dashboard shows it).
+    pub decision_log: bool,
     /// Where the files live: `None` for real files under the directories
     /// above; `Some(opener)` for files it holds (e.g. a
     /// [`crate::storage::PowerLossDisk`], for crash torture). With an
@@ -218,6 +221,7 @@ impl Default for DbOptions {
             checkpoint_interval: Duration::from_secs(1),
             verify_pages_at_open: true,
             iteration_records: false,
+            decision_log: false,
             storage: None,
             dir_lock: None,
         }
@@ -851,6 +855,7 @@ impl Database {
             policy: options.policy.clone(),
             checkpoint_interval: options.checkpoint_interval,
             iteration_records: options.iteration_records,
+            decision_log: options.decision_log,
             ..ShellConfig::default()
         })
     }

@@ -32,6 +32,10 @@
 //!   the run early: the measured window ends then, terminals finish the
 //!   transaction in hand, and the report covers what ran, marked
 //!   [`RunReport::interrupted`] (an interrupted warm-up measures nothing).
+//! - Every [`LIVE_TICK`] of the run, and once at its end, [`run_live`]
+//!   hands its tick callback the counts so far ([`LiveCounts`]): the
+//!   measured part is merged from the very per-terminal totals the final
+//!   report is, so the last tick's and the report's counts are equal.
 //! - NOPM = New-Orders committed per minute of the window; `tpm_total` =
 //!   transactions of every type completed (committed or rolled back by
 //!   New-Order's rule) per minute. Never "tpmC".
@@ -47,6 +51,9 @@ use super::schema::DISTRICTS_PER_WAREHOUSE;
 use super::store::{TpccStore, TpccTxn};
 use super::txn::{execute, generate, Outcome, TerminalContext, TxnKind};
 use super::TpccError;
+
+/// How often [`run_live`] hands over the counts so far.
+pub const LIVE_TICK: Duration = Duration::from_secs(1);
 
 /// Retries of one transaction by default.
 pub const RETRIES_MAX_DEFAULT: u32 = 100;
@@ -257,6 +264,25 @@ struct TerminalStats {
     interval: Stats,
     /// The measurement window.
     total: Stats,
+    /// Transactions that ended before the measurement window.
+    warmup: Stats,
+}
+
+/// The run's transaction counts so far (see [`run_live`]).
+#[derive(Clone, Debug)]
+pub struct LiveCounts {
+    /// Seconds since the run started.
+    pub elapsed_s: f64,
+    /// The measured window has not begun.
+    pub warmup: bool,
+    /// Per type ([`TxnKind::ALL`] order), transactions that ended in the
+    /// warm-up.
+    pub warmup_counts: Vec<TypeCounts>,
+    /// Per type, the measured window's so far: what the final report's
+    /// `per_type` counts.
+    pub measured_counts: Vec<TypeCounts>,
+    /// Per type, the latency of the measured window's transactions.
+    pub measured_latency: Vec<Histogram>,
 }
 
 fn now_us() -> u64 {
@@ -456,6 +482,8 @@ fn terminal<S: TpccStore>(store: &S, shared: &Shared<'_>, t: u32, observer: Opti
                 record(&mut s.interval);
                 if measured {
                     record(&mut s.total);
+                } else if ended < shared.measure_start() {
+                    record(&mut s.warmup);
                 }
                 None
             }
@@ -504,12 +532,54 @@ fn interval_report(shared: &Shared<'_>, n: u32, since: Instant, now: Instant) ->
     }
 }
 
+fn live_counts(shared: &Shared<'_>, now: Instant) -> LiveCounts {
+    let mut warmup = Stats::default();
+    let mut total = Stats::default();
+    for s in &shared.stats {
+        if let Ok(s) = s.lock() {
+            warmup.merge(&s.warmup);
+            total.merge(&s.total);
+        }
+    }
+    LiveCounts {
+        elapsed_s: (now - shared.start).as_secs_f64(),
+        warmup: now < shared.measure_start(),
+        warmup_counts: warmup.counts.to_vec(),
+        measured_counts: total.counts.to_vec(),
+        measured_latency: total.latency.to_vec(),
+    }
+}
+
 /// Runs the mix (see the module documentation).
 pub fn run<S: TpccStore + Send + Sync + 'static>(
     store: &Arc<S>,
     cfg: &RunConfig,
     observer: Option<Arc<dyn TxnObserver>>,
     on_interval: &mut dyn FnMut(&IntervalReport) -> AfterInterval,
+) -> Result<RunReport, TpccError> {
+    drive(store, cfg, observer, on_interval, None)
+}
+
+/// [`run`], handing `on_tick` the counts so far every [`LIVE_TICK`] (on
+/// the calling thread, after any interval report due then) and once after
+/// the terminals stopped, with the final report's counts.
+pub fn run_live<S: TpccStore + Send + Sync + 'static>(
+    store: &Arc<S>,
+    cfg: &RunConfig,
+    observer: Option<Arc<dyn TxnObserver>>,
+    on_interval: &mut dyn FnMut(&IntervalReport) -> AfterInterval,
+    on_tick: &mut dyn FnMut(&LiveCounts),
+) -> Result<RunReport, TpccError> {
+    drive(store, cfg, observer, on_interval, Some(on_tick))
+}
+
+/// The run; without `on_tick` nothing is merged between interval reports.
+fn drive<S: TpccStore + Send + Sync + 'static>(
+    store: &Arc<S>,
+    cfg: &RunConfig,
+    observer: Option<Arc<dyn TxnObserver>>,
+    on_interval: &mut dyn FnMut(&IntervalReport) -> AfterInterval,
+    mut on_tick: Option<&mut dyn FnMut(&LiveCounts)>,
 ) -> Result<RunReport, TpccError> {
     let marker = require_loaded(store.as_ref())?;
     let warehouses = cfg.warehouses.unwrap_or(marker.warehouses);
@@ -570,6 +640,7 @@ pub fn run<S: TpccStore + Send + Sync + 'static>(
             .collect();
         let mut n = 0u32;
         let mut since = start;
+        let mut next_tick = start + LIVE_TICK;
         while !shared.stop.load(Ordering::Relaxed) {
             if cfg.interrupt.as_ref().is_some_and(|i| i.load(Ordering::Relaxed)) {
                 interrupted = true;
@@ -585,18 +656,29 @@ pub fn run<S: TpccStore + Send + Sync + 'static>(
                 next
             };
             let now = Instant::now();
+            if now >= next {
+                n += 1;
+                let report = interval_report(&shared, n, since, now);
+                if on_interval(&report) == AfterInterval::EndWarmup && report.warmup {
+                    shared.end_warmup(now);
+                }
+                since = now;
+                if now >= shared.measure_end() {
+                    break;
+                }
+            }
+            // After the interval report: a tick past the warm-up's end
+            // comes after the report that ended it.
+            let mut wait = next.saturating_duration_since(now);
+            if let Some(tick) = on_tick.as_mut() {
+                if now >= next_tick {
+                    tick(&live_counts(&shared, now));
+                    next_tick = now + LIVE_TICK;
+                }
+                wait = wait.min(next_tick.saturating_duration_since(now));
+            }
             if now < next {
-                std::thread::sleep((next - now).min(Duration::from_millis(50)));
-                continue;
-            }
-            n += 1;
-            let report = interval_report(&shared, n, since, now);
-            if on_interval(&report) == AfterInterval::EndWarmup && report.warmup {
-                shared.end_warmup(now);
-            }
-            since = now;
-            if now >= shared.measure_end() {
-                break;
+                std::thread::sleep(wait.min(Duration::from_millis(50)));
             }
         }
         shared.stop.store(true, Ordering::Relaxed);
@@ -623,6 +705,9 @@ pub fn run<S: TpccStore + Send + Sync + 'static>(
     }
     if let Some(terminal) = panicked {
         return Err(TpccError::TerminalPanic { terminal });
+    }
+    if let Some(tick) = on_tick {
+        tick(&live_counts(&shared, Instant::now()));
     }
     let mut total = Stats::default();
     for s in &shared.stats {

@@ -42,7 +42,10 @@ use thiserror::Error;
 
 pub use check::{check, CheckReport, Violation};
 pub use codec::RowError;
-pub use driver::{run, AfterInterval, IntervalReport, LatencySummary, RunConfig, RunReport, TxnObserver};
+pub use driver::{
+    run, run_live, AfterInterval, IntervalReport, LatencySummary, LiveCounts, RunConfig, RunReport, TxnObserver,
+    LIVE_TICK,
+};
 pub use engine_store::EngineTxn;
 pub use export::{export, ExportReport};
 pub use load::{prepare, LoadConfig, LoadMarker, LoadProgress, LoadReport};
