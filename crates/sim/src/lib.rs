@@ -7,16 +7,20 @@
 //! - [`config`]: the run's configuration, validation and hash;
 //! - [`workload`]: TPC-C generation or trace replay;
 //! - [`simulation`]: agents, cleaners, devices and the log in one clock;
-//! - [`metrics`]: interval rows and the final [`metrics::RunResult`].
+//! - [`metrics`]: interval rows and the final [`metrics::RunResult`];
+//! - [`options`]: a run's options as text (the command line's, the Python
+//!   package's) and their translation into a [`SimConfig`].
 
 pub mod config;
 pub mod cpu;
 pub mod event_queue;
 pub mod metrics;
+pub mod options;
 pub mod simulation;
 pub mod units;
 pub mod workload;
 
 pub use config::{config_hash_of, CpuCosts, SimConfig, WorkloadSpec};
 pub use metrics::{FlushFigures, IntervalRow, LatencySummary, RunResult, TxnCounts, SHELL_ENGINE, SHELL_SIMULATOR};
+pub use options::SimOptions;
 pub use simulation::Simulation;
