@@ -56,6 +56,9 @@ class SimConfig:
         return {k: v for k, v in dataclasses.asdict(self).items() if v is not None}
 
 
+#: Options that are whole numbers (the others take text, or numbers as bytes / seconds).
+_WHOLE_NUMBERS = ("warehouses", "connections", "seed", "cpu_cores")
+
 ConfigLike = Union[Mapping[str, Any], SimConfig, None]
 
 
@@ -69,6 +72,10 @@ def _options(config: ConfigLike, overrides: Mapping[str, Any]) -> Dict[str, Any]
     else:
         raise TypeError(f"config: a dict or flushwise.sim.SimConfig is expected, not {type(config).__name__}")
     merged.update(overrides)
+    for key in _WHOLE_NUMBERS:
+        value = merged.get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+            raise ValueError(f"{key} {value!r}: a whole number is expected")
     return merged
 
 
