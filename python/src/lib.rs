@@ -234,14 +234,9 @@ fn trace_read<'py>(py: Python<'py>, path: PathBuf, limit: Option<u64>) -> PyResu
             })
             .to_string();
             let mut columns = TraceColumns::default();
-            let limit = limit.unwrap_or(u64::MAX);
-            let mut n = 0u64;
-            for record in reader.by_ref() {
-                if n >= limit {
-                    break;
-                }
+            let limit = limit.map_or(usize::MAX, |l| usize::try_from(l).unwrap_or(usize::MAX));
+            for record in reader.by_ref().take(limit) {
                 columns.push(&record.map_err(|e| format!("{}: {e}", path.display()))?);
-                n += 1;
             }
             Ok((header, columns))
         })

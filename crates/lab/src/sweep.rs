@@ -33,6 +33,9 @@ use flushwise_sim::SimOptions;
 use crate::render::{self as output, Csv};
 use crate::sim_runner as runner;
 
+/// One run's table row: (column, cell) pairs.
+pub type Row = Vec<(String, String)>;
+
 /// The most runs one grid may expand to (a typo such as a 1,000-seed list
 /// times every other axis should fail at once, not run for a week).
 pub const SWEEP_RUNS_MAX: usize = 100_000;
@@ -158,7 +161,7 @@ pub fn parse(text: &str) -> Result<Vec<SimOptions>, String> {
 }
 
 /// Runs run `index` of a grid; its row: `run`, the result's columns, `nopm_cov`.
-pub fn row(index: usize, options: &SimOptions) -> Result<Vec<(String, String)>, String> {
+pub fn row(index: usize, options: &SimOptions) -> Result<Row, String> {
     let config = options.to_config()?;
     let out = runner::run_one(config, None).map_err(|e| format!("grid run {index} ({}): {e}", options.policy))?;
     let mut cells = vec![("run".to_string(), index.to_string())];
@@ -169,7 +172,7 @@ pub fn row(index: usize, options: &SimOptions) -> Result<Vec<(String, String)>, 
 
 /// The rows as one CSV table (header: the union of their columns, in
 /// first-seen order), in the order given.
-pub fn table(rows: &[Vec<(String, String)>]) -> String {
+pub fn table(rows: &[Row]) -> String {
     let mut csv = Csv::default();
     for r in rows {
         csv.push(r.clone());
@@ -183,7 +186,7 @@ pub fn run(runs: &[SimOptions], jobs: usize, progress: impl Fn(usize, usize) + S
     let n = runs.len();
     let next = AtomicUsize::new(0);
     let done = AtomicUsize::new(0);
-    let slots: Vec<Mutex<Option<Result<Vec<(String, String)>, String>>>> = (0..n).map(|_| Mutex::new(None)).collect();
+    let slots: Vec<Mutex<Option<Result<Row, String>>>> = (0..n).map(|_| Mutex::new(None)).collect();
     std::thread::scope(|scope| {
         for _ in 0..jobs.clamp(1, n.max(1)) {
             scope.spawn(|| loop {
