@@ -41,6 +41,7 @@ def split_json_lines(text: str) -> List[Tuple[Result, List[Result]]]:
 
 
 def _cell(value: Any) -> Any:
+    """A nested value as compact JSON text (as the CSV writes it); scalars as they are."""
     if isinstance(value, (list, dict)):
         return json.dumps(value, separators=(",", ":"))
     return value

@@ -92,6 +92,7 @@ def tpcc_run(
     """
 
     def text(value: Any) -> Optional[str]:
+        """An optional option as text (None stays None: the default applies)."""
         return None if value is None else str(value)
 
     words = device.split() if isinstance(device, str) else [str(w) for w in device]

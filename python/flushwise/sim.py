@@ -17,7 +17,10 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
 
 from . import _native
 from ._common import frame, options_json, split_json_lines
@@ -63,6 +66,8 @@ ConfigLike = Union[Mapping[str, Any], SimConfig, None]
 
 
 def _options(config: ConfigLike, overrides: Mapping[str, Any]) -> Dict[str, Any]:
+    """``config`` (dict, SimConfig or None) with ``overrides`` on top; whole-number
+    options checked here, where the option can still be named."""
     if config is None:
         merged: Dict[str, Any] = {}
     elif isinstance(config, SimConfig):
@@ -84,7 +89,9 @@ def defaults() -> Dict[str, Any]:
     return json.loads(_native.SIM_DEFAULTS)
 
 
-def run(config: ConfigLike = None, *, with_intervals: bool = False, **options: Any):
+def run(
+    config: ConfigLike = None, *, with_intervals: bool = False, **options: Any
+) -> Union[Dict[str, Any], Tuple[Dict[str, Any], "pd.DataFrame"]]:
     """Runs the simulator once; returns the result dict.
 
     ``config`` is a dict or :class:`SimConfig`; keyword ``options`` override
@@ -106,7 +113,7 @@ def run(config: ConfigLike = None, *, with_intervals: bool = False, **options: A
     return result
 
 
-def run_intervals(config: ConfigLike = None, **options: Any):
+def run_intervals(config: ConfigLike = None, **options: Any) -> "pd.DataFrame":
     """Runs the simulator once; returns its interval rows as a DataFrame
     (one row per report interval, warm-up rows with ``warmup`` True and
     negative ``time_s``; the policy's parameters as ``param_*``)."""
@@ -120,7 +127,7 @@ def compare(
     *,
     jobs: Optional[int] = None,
     **options: Any,
-):
+) -> "pd.DataFrame":
     """Runs the same configuration under each policy; returns a DataFrame
     with one row per policy, in the order given (columns as ``flushwise sim
     compare --output csv``'s).

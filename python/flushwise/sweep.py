@@ -57,6 +57,7 @@ def expand(grid: Mapping[str, Any]) -> List[Dict[str, Any]]:
 
 
 def _ray_missing() -> ImportError:
+    """The error for a sweep on Ray without Ray installed, saying how to get it."""
     return ImportError(
         "flushwise sweeps on Ray need the ray package: pip install './python[ray]' "
         "(or pip install ray), or run locally with local=True / --local"
@@ -64,11 +65,13 @@ def _ray_missing() -> ImportError:
 
 
 def _log(message: str, quiet: bool) -> None:
+    """A progress line on stderr (stdout may carry the table)."""
     if not quiet:
         print(message, file=sys.stderr, flush=True)
 
 
 def _rows_local(runs: Sequence[Dict[str, Any]], jobs: int, quiet: bool) -> List[Any]:
+    """Every run's row on ``jobs`` threads (the GIL is released in Rust), in grid order."""
     from concurrent.futures import ThreadPoolExecutor
 
     started = time.monotonic()
@@ -86,6 +89,8 @@ def _rows_local(runs: Sequence[Dict[str, Any]], jobs: int, quiet: bool) -> List[
 def _rows_ray(
     runs: Sequence[Dict[str, Any]], address: Optional[str], num_cpus: Optional[int], quiet: bool
 ) -> List[Any]:
+    """Every run's row as one Ray task each, in grid order; Ray started here
+    (locally or at ``address``) unless already initialised, and shut down after."""
     try:
         import ray
     except ImportError as e:  # pragma: no cover - depends on the environment
@@ -103,6 +108,7 @@ def _rows_ray(
 
         @ray.remote(num_cpus=1)
         def run_row(index: int, options: str) -> str:
+            """One run's row, computed by the Rust lab in the worker."""
             from flushwise import _native as native
 
             return native.sweep_row(index, options)
@@ -164,6 +170,7 @@ def run(grid: Mapping[str, Any], **kwargs: Any):
 
 
 def _list(text: str) -> List[str]:
+    """A comma-separated flag value as its items."""
     return [t.strip() for t in text.split(",") if t.strip()]
 
 

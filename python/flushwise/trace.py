@@ -84,7 +84,8 @@ def write(path: PathLike, df: Any, page_size: int = 16384, description: str = ""
     page_events = event.codes <= 1
     txn = np.where(page_events, 0, txn)
 
-    def col(name: str, dtype: str) -> bytes:
+    def col(name: str, dtype: Any) -> bytes:
+        """Column ``name`` as contiguous little-endian bytes of ``dtype``."""
         return np.ascontiguousarray(np.asarray(df[name]).astype(dtype)).tobytes()
 
     return _native.trace_write(
