@@ -13,9 +13,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use flushwise_core::policy::PolicySpec;
 use flushwise_lab::engine_compare::{compare_preset, ComparePreset};
-use flushwise_sim::units::{parse_duration_us, parse_size_bytes};
-use flushwise_sim::{SimConfig, WorkloadSpec};
-use flushwise_tpcc_model::TpccMix;
+use flushwise_sim::{SimConfig, SimOptions};
 
 /// `--preset`: one of the lab's named `compare` setups.
 fn preset_parser() -> impl clap::builder::TypedValueParser<Value = &'static ComparePreset> {
@@ -225,6 +223,9 @@ pub enum SimCommand {
     Experiment(ExperimentArgs),
     /// Simulated buffer requests per wall-clock second on one core.
     Bench(BenchArgs),
+    /// A grid of runs from a JSON file (policy x parameters x pool x device
+    /// x workload ...), one CSV row per run.
+    Sweep(crate::sweep_cmd::SweepArgs),
 }
 
 #[derive(Subcommand, Debug)]
@@ -416,59 +417,39 @@ pub struct InfoArgs {
     pub file: PathBuf,
 }
 
-/// Parses a size flag; the error names the flag.
-pub fn size_flag(flag: &str, text: &str) -> Result<u64, String> {
-    parse_size_bytes(text).map_err(|e| format!("{flag} {text}: {e}"))
-}
-
-/// Parses a duration flag; the error names the flag.
-pub fn duration_flag(flag: &str, text: &str) -> Result<u64, String> {
-    parse_duration_us(text).map_err(|e| format!("{flag} {text}: {e}"))
-}
-
-/// A page size: a size that fits in 32 bits (the simulator checks the range).
-pub fn page_size_flag(text: &str) -> Result<u32, String> {
-    let bytes = size_flag("--page-size", text)?;
-    u32::try_from(bytes).map_err(|_| format!("--page-size {text}: a power of two from 4096 to 65536 bytes is accepted"))
-}
+pub use flushwise_sim::options::{duration_flag, page_size_flag, size_flag};
 
 impl SimArgs {
-    /// The simulator configuration these flags describe, for `policy`.
-    pub fn to_config(&self, policy: &PolicySpec) -> Result<SimConfig, String> {
-        let workload = match (self.workload, &self.trace) {
-            (WorkloadKind::Tpcc, None) => WorkloadSpec::Tpcc {
-                warehouses: self.warehouses,
-                mix: TpccMix::parse(&self.mix).map_err(|e| format!("--mix: {e}"))?,
-            },
-            (WorkloadKind::Tpcc, Some(_)) => {
-                return Err("--trace is only accepted with --workload trace".into());
+    /// The run's options as the simulator's one translation takes them
+    /// ([`SimOptions`], shared with the Python package and the sweeps).
+    pub fn options(&self, policy: &PolicySpec) -> SimOptions {
+        SimOptions {
+            workload: match self.workload {
+                WorkloadKind::Tpcc => "tpcc",
+                WorkloadKind::Trace => "trace",
             }
-            (WorkloadKind::Trace, Some(path)) => WorkloadSpec::Trace { path: path.clone() },
-            (WorkloadKind::Trace, None) => {
-                return Err(
-                    "--workload trace needs --trace FILE (a flushwise trace, see `flushwise trace record-model`)"
-                        .into(),
-                )
-            }
-        };
-        let config = SimConfig {
-            workload,
+            .into(),
+            trace: self.trace.clone(),
+            warehouses: self.warehouses,
+            mix: self.mix.clone(),
             connections: self.connections,
-            buffer_pool_bytes: size_flag("--buffer-pool", &self.buffer_pool)?,
-            redo_bytes: size_flag("--redo", &self.redo)?,
-            page_size_bytes: page_size_flag(&self.page_size)?,
-            data_device: self.device.clone(),
-            log_device: self.log_device.clone().unwrap_or_else(|| self.device.clone()),
-            policy: policy.clone(),
-            warmup_us: duration_flag("--warmup", &self.warmup)?,
-            duration_us: duration_flag("--duration", &self.duration)?,
+            buffer_pool: self.buffer_pool.clone(),
+            redo: self.redo.clone(),
+            page_size: self.page_size.clone(),
+            device: self.device.clone(),
+            log_device: self.log_device.clone(),
+            warmup: self.warmup.clone(),
+            duration: self.duration.clone(),
             seed: self.seed,
             cpu_cores: self.cpu_cores,
-            report_interval_us: duration_flag("--report-interval", &self.report_interval)?,
-            ..SimConfig::default()
-        };
-        config.validate()?;
-        Ok(config)
+            report_interval: self.report_interval.clone(),
+            policy: policy.to_string(),
+        }
+    }
+
+    /// The simulator configuration these flags describe, for `policy`.
+    pub fn to_config(&self, policy: &PolicySpec) -> Result<SimConfig, String> {
+        self.options(policy).to_config_with(policy.clone())
     }
 }
 
@@ -706,4 +687,20 @@ pub struct EngineCompareArgs {
     pub decisions: bool,
     #[command(flatten)]
     pub metrics: MetricsArgs,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `sim run` with no flags means what `SimOptions::default()` means,
+    /// so the Python package's defaults are the command line's.
+    #[test]
+    fn sim_flag_defaults_are_the_simulator_options_defaults() {
+        let cli = Cli::try_parse_from(["flushwise", "sim", "run"]).unwrap();
+        let Command::Sim(SimCommand::Run(args)) = cli.command else {
+            panic!("not sim run")
+        };
+        assert_eq!(args.sim.options(&args.policy), SimOptions::default());
+    }
 }

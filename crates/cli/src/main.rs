@@ -7,6 +7,7 @@
 //! - `sim run`: one policy, one configuration;
 //! - `sim compare`: the same configuration per policy, side by side;
 //! - `sim experiment`: the papers' experiment grids, scaled or full;
+//! - `sim sweep`: a grid of runs from a JSON file, one CSV table;
 //! - `sim bench`: simulated buffer requests per wall-clock second;
 //! - `lab list | run`: every experiment by name, the tuned oracle and the
 //!   own-policy matrix among them;
@@ -32,6 +33,7 @@ mod lab_cmd;
 mod lab_engine;
 mod live;
 mod sim_cmd;
+mod sweep_cmd;
 mod torture_cmd;
 mod tpcc_cmd;
 mod trace_cmd;
@@ -61,6 +63,7 @@ fn main() -> ExitCode {
         Command::Sim(SimCommand::Run(a)) => sim_cmd::run(&a),
         Command::Sim(SimCommand::Compare(a)) => sim_cmd::compare(&a),
         Command::Sim(SimCommand::Experiment(a)) => sim_cmd::experiment(&a),
+        Command::Sim(SimCommand::Sweep(a)) => sweep_cmd::sweep(&a),
         Command::Sim(SimCommand::Bench(a)) => flushwise_lab::sim_bench::run(a.requests, &mut std::io::stdout().lock()),
         Command::Trace(TraceCommand::RecordModel(a)) => trace_cmd::record_model(&a),
         Command::Trace(TraceCommand::OracleGeneral(a)) => trace_cmd::oracle_general(&a),

@@ -16,23 +16,17 @@
 
 use std::io::Write as _;
 use std::path::Path;
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
-
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::sync::Arc;
+use std::time::Duration;
 
 use flushwise_engine::db::{Database, DbOptions, DirLock};
-use flushwise_workloads::tpcc::{self, CheckReport, LoadConfig, LoadProgress, RunConfig};
+use flushwise_workloads::tpcc::{self, CheckReport, RunConfig};
 
-use crate::args::{
-    size_flag, DbLocationArgs, OutputFormat, TpccCheckArgs, TpccExportArgs, TpccPrepareArgs, TpccRunArgs,
-};
+use crate::args::{DbLocationArgs, OutputFormat, TpccCheckArgs, TpccExportArgs, TpccPrepareArgs, TpccRunArgs};
 use crate::engine_opts;
 use flushwise_lab::database::{self, human_bytes, Manifest};
 use flushwise_lab::engine_run::{self, EngineRunSpec};
 use flushwise_lab::render::{self as output, write_file, Csv};
-use flushwise_lab::sim_runner::progress_enabled;
-use flushwise_lab::steady::Warmup;
 use flushwise_lab::COMMIT;
 
 /// Options to open a prepared database for `check` / `export` (a modest
@@ -60,137 +54,12 @@ fn open(dir: &Path, options: DbOptions) -> Result<Database, String> {
     Ok(db)
 }
 
-/// What `prepare` loads, from its flags.
-pub struct PrepareSpec<'a> {
-    pub warehouses: u32,
-    pub threads: usize,
-    pub seed: u64,
-    pub page_size: &'a str,
-    pub redo: &'a str,
-    pub buffer_pool: &'a str,
-    /// Wipe a database already in the directory (finished or not).
-    pub force: bool,
-}
+pub use flushwise_lab::engine_options::PrepareSpec;
 
-/// Creates and loads; returns the manifest written and a one-line summary
-/// (the caller prints it where its output format allows). Holds the
-/// directory lock throughout; the load marker is there from before the
-/// database is created until after the manifest is durable.
+/// Creates and loads (`flushwise_lab::engine_options::prepare_database`);
+/// returns the manifest written and a one-line summary.
 pub fn prepare_database(location: &DbLocationArgs, spec: &PrepareSpec<'_>) -> Result<(Manifest, String), String> {
-    let dir = &location.dir;
-    let warehouses = spec.warehouses;
-    if warehouses == 0 {
-        return Err("--warehouses 0: at least one warehouse is needed".into());
-    }
-    let page = engine_opts::page_size(spec.page_size)?;
-    let redo_bytes = size_flag("--redo", spec.redo)?;
-    engine_opts::check_redo_flag(&format!("--redo {}", spec.redo), redo_bytes, page)?;
-    let buffer_pool_bytes = size_flag("--buffer-pool", spec.buffer_pool)?;
-    database::require_pool_fits_memory(buffer_pool_bytes)
-        .map_err(|e| format!("--buffer-pool {}: {e}", spec.buffer_pool))?;
-    let io = engine_opts::io_mode(&location.io)?;
-
-    let redo_dir = location.redo_dir.as_deref();
-    for d in std::iter::once(dir.as_path()).chain(redo_dir) {
-        std::fs::create_dir_all(d).map_err(|e| format!("{}: cannot create the directory: {e}", d.display()))?;
-    }
-    let lock = database::lock_dirs(dir, redo_dir)?;
-    match database::prepared_state(dir, redo_dir) {
-        database::PreparedState::Empty => {}
-        _ if spec.force => database::wipe_database(dir, redo_dir)?,
-        database::PreparedState::Prepared => {
-            return Err(format!(
-                "--dir {}: a database is already here; remove the directory, choose another, or add --force to wipe it and load again",
-                dir.display()
-            ))
-        }
-        database::PreparedState::Unfinished => {
-            return Err(format!(
-                "{} (add --force to this command)",
-                database::unfinished_prepare_error(dir)
-            ))
-        }
-    }
-    let needed = database::database_bytes_estimate(warehouses, redo_bytes);
-    database::require_free(dir, needed, &format!("a {warehouses}-warehouse database"))?;
-    database::write_load_marker(
-        dir,
-        &format!(
-            "tpcc prepare of {warehouses} warehouses by process {} (commit {COMMIT}) has not finished\n",
-            std::process::id()
-        ),
-    )?;
-    let options = DbOptions {
-        redo_dir: location.redo_dir.clone(),
-        page_size: page,
-        buffer_pool_bytes,
-        redo_bytes,
-        io,
-        dir_lock: Some(Arc::clone(&lock)),
-        ..DbOptions::default()
-    };
-    let db = Database::create(dir, options).map_err(|e| format!("{}: {e}", dir.display()))?;
-    let started = Instant::now();
-    let bar = progress_enabled().then(|| {
-        let bar = ProgressBar::with_draw_target(Some(1), ProgressDrawTarget::stderr());
-        let style = ProgressStyle::with_template("loading [{bar:30}] {percent:>3}% {pos}/{len} rows {per_sec} {eta}")
-            .unwrap_or_else(|_| ProgressStyle::default_bar())
-            .progress_chars("=> ");
-        bar.set_style(style);
-        bar
-    });
-    let last_line = Mutex::new(Instant::now());
-    let progress = |p: LoadProgress| {
-        if let Some(bar) = &bar {
-            bar.set_length(p.rows_expected.max(1));
-            bar.set_position(p.rows_loaded);
-        } else if let Ok(mut last) = last_line.lock() {
-            // Without a terminal: one line every 10 s.
-            if last.elapsed().as_secs() >= 10 {
-                *last = Instant::now();
-                eprintln!("loading: {} of {} rows", p.rows_loaded, p.rows_expected);
-            }
-        }
-    };
-    let config = LoadConfig {
-        warehouses,
-        threads: spec.threads,
-        seed: spec.seed,
-        ..LoadConfig::default()
-    };
-    let report = tpcc::prepare(&db, &config, &progress).map_err(|e| format!("tpcc prepare: {e}"))?;
-    if let Some(bar) = &bar {
-        bar.finish_and_clear();
-    }
-    db.close()
-        .map_err(|e| format!("{}: closing after the load: {e}", dir.display()))?;
-    let manifest = Manifest {
-        warehouses,
-        page_size_bytes: page.bytes() as u32,
-        redo_bytes,
-        seed: spec.seed,
-        rows: report.rows_loaded,
-        load_seconds: started.elapsed().as_secs_f64(),
-        database_bytes: database::dir_bytes(dir)?,
-        commit: COMMIT.to_string(),
-        data_file_bytes: Manifest::data_file_bytes_of(dir, redo_dir)?,
-    };
-    manifest.write(dir)?;
-    database::remove_load_marker(dir)?;
-    drop(lock);
-    let summary = format!(
-        "prepared {} warehouses in {}: {} rows in {:.1} s ({:.0} rows/s, {} threads), {} on disk; seed={} commit={}",
-        warehouses,
-        dir.display(),
-        report.rows_loaded,
-        report.elapsed_s,
-        report.rows_per_s,
-        report.threads,
-        human_bytes(manifest.database_bytes),
-        spec.seed,
-        COMMIT
-    );
-    Ok((manifest, summary))
+    flushwise_lab::engine_options::prepare_database(&location.location(), spec)
 }
 
 pub fn prepare(args: &TpccPrepareArgs) -> Result<(), String> {
@@ -239,28 +108,10 @@ pub fn export(args: &TpccExportArgs) -> Result<(), String> {
     Ok(())
 }
 
-/// The driver configuration from the shared run flags.
 /// The driver's configuration and, for `--warmup steady`, the least warm-up
 /// before the steady test may end it.
 pub fn run_config(engine: &crate::args::EngineRunArgs) -> Result<(RunConfig, Option<Duration>), String> {
-    let (warmup, duration, report_interval) = engine_opts::run_durations(engine)?;
-    let steady_warmup_min = match warmup {
-        Warmup::UntilSteady { min, .. } => Some(min),
-        Warmup::Fixed(_) => None,
-    };
-    if engine.connections == 0 {
-        return Err("--connections 0: at least one connection is needed".into());
-    }
-    let run = RunConfig {
-        connections: engine.connections,
-        warmup: warmup.max(),
-        duration,
-        report_interval,
-        seed: engine.seed,
-        keying_think: engine.keying_think,
-        ..RunConfig::default()
-    };
-    Ok((run, steady_warmup_min))
+    flushwise_lab::engine_options::run_config(&engine.settings())
 }
 
 pub fn run(args: &TpccRunArgs) -> Result<(), String> {

@@ -6,6 +6,9 @@
 //!   few threads (results in input order);
 //! - [`engine_run`]: one TPC-C run on the real engine, measured into the
 //!   same [`flushwise_sim::RunResult`] the simulator fills;
+//! - [`engine_options`]: an engine run's settings as text, into the
+//!   engine's options; `prepare` and one `tpcc run` (the CLI's and the
+//!   Python package's);
 //! - [`engine_compare`]: a policy comparison's outcomes, regime, files
 //!   and table;
 //! - [`database`]: a prepared TPC-C database directory (manifest, free
@@ -20,6 +23,8 @@
 //! - [`run_cache`]: simulator runs cached by configuration hash;
 //! - [`plot`]: figures as SVG (plotters) and PNG (resvg);
 //! - [`sim_bench`]: simulated buffer requests per wall-clock second;
+//! - [`sweep`]: a grid of simulator runs given as JSON, one CSV table
+//!   (`sim sweep`, the Python package's Ray sweeps);
 //! - [`steady`]: when an engine run's warm-up may end (fixed, or once the
 //!   policy's tuned parameters hold still).
 //!
@@ -31,6 +36,7 @@ pub mod catalog;
 pub mod crash_rounds;
 pub mod database;
 pub mod engine_compare;
+pub mod engine_options;
 pub mod engine_run;
 pub mod experiment;
 pub mod figures;
@@ -41,6 +47,7 @@ pub mod run_cache;
 pub mod sim_bench;
 pub mod sim_runner;
 pub mod steady;
+pub mod sweep;
 pub mod torture;
 
 /// The commit every result carries (set by build.rs).

@@ -9,12 +9,15 @@
 //! - [`simulation`]: agents, cleaners, devices and the log in one clock;
 //! - [`metrics`]: interval rows and the final [`metrics::RunResult`];
 //! - [`live`]: a running run's snapshot for a live observer ([`live::LiveSample`]).
+//! - [`options`]: a run's options as text (the command line's, the Python
+//!   package's) and their translation into a [`SimConfig`].
 
 pub mod config;
 pub mod cpu;
 pub mod event_queue;
 pub mod live;
 pub mod metrics;
+pub mod options;
 pub mod simulation;
 pub mod units;
 pub mod workload;
@@ -22,4 +25,5 @@ pub mod workload;
 pub use config::{config_hash_of, CpuCosts, SimConfig, WorkloadSpec};
 pub use live::{LatencyBuckets, LiveSample};
 pub use metrics::{FlushFigures, IntervalRow, LatencySummary, RunResult, TxnCounts, SHELL_ENGINE, SHELL_SIMULATOR};
+pub use options::SimOptions;
 pub use simulation::Simulation;

@@ -1,0 +1,208 @@
+//! A simulator run as a person describes it: the options of `flushwise sim
+//! run` as text ("64MiB", "10s", "mysql56:io_capacity=400"), their defaults,
+//! and their translation into a validated [`SimConfig`].
+//!
+//! One translation for every front end: the command line fills
+//! [`SimOptions`] from its flags, the Python package (`python/`) and the
+//! lab's sweeps from a JSON object whose keys are the field names below, so
+//! a configuration means the same thing, and hashes the same, whichever way
+//! it was given. Errors name the command-line flag (`--buffer-pool 12QB:
+//! ...`), the one vocabulary the user documentation uses.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Deserializer, Serialize};
+
+use flushwise_core::policy::{PolicySpec, DEFAULT_POLICY};
+use flushwise_tpcc_model::TpccMix;
+
+use crate::units::{parse_duration_us, parse_size_bytes};
+use crate::{SimConfig, WorkloadSpec};
+
+/// The options of one simulator run, as text; defaults are the command
+/// line's (`flushwise sim run` with no flags).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SimOptions {
+    /// `tpcc` (the page-reference model) or `trace` (replay `trace`).
+    pub workload: String,
+    /// Trace file to replay (with `workload` = `trace`).
+    pub trace: Option<PathBuf>,
+    pub warehouses: u32,
+    /// `standard` (45/43/4/4/4) or `read-mostly`.
+    pub mix: String,
+    pub connections: u32,
+    /// A size such as `64MiB` (a bare number is bytes).
+    #[serde(deserialize_with = "text_or_number")]
+    pub buffer_pool: String,
+    #[serde(deserialize_with = "text_or_number")]
+    pub redo: String,
+    #[serde(deserialize_with = "text_or_number")]
+    pub page_size: String,
+    /// Data device: ssd, hdd, constant or a preset name.
+    pub device: String,
+    /// Redo log device (default: the same model as `device`).
+    pub log_device: Option<String>,
+    /// A duration such as `30s` or `5m` (a bare number is seconds).
+    #[serde(deserialize_with = "text_or_number")]
+    pub warmup: String,
+    #[serde(deserialize_with = "text_or_number")]
+    pub duration: String,
+    pub seed: u64,
+    /// CPU cores of the simulated server; 0 = unlimited.
+    pub cpu_cores: u32,
+    #[serde(deserialize_with = "text_or_number")]
+    pub report_interval: String,
+    /// `name` or `name:key=value,...` (`flushwise policies`).
+    pub policy: String,
+}
+
+impl Default for SimOptions {
+    fn default() -> Self {
+        Self {
+            workload: "tpcc".into(),
+            trace: None,
+            warehouses: 10,
+            mix: "standard".into(),
+            connections: 20,
+            buffer_pool: "64MiB".into(),
+            redo: "256MiB".into(),
+            page_size: "16384".into(),
+            device: "ssd".into(),
+            log_device: None,
+            warmup: "5s".into(),
+            duration: "15s".into(),
+            seed: 1,
+            cpu_cores: 8,
+            report_interval: "5s".into(),
+            policy: DEFAULT_POLICY.into(),
+        }
+    }
+}
+
+/// A size or duration given as text or as a JSON number (kept as its
+/// decimal text, which the unit parsers read as bytes or seconds).
+fn text_or_number<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum TextOrNumber {
+        Text(String),
+        Whole(u64),
+        Number(f64),
+    }
+    match TextOrNumber::deserialize(d)? {
+        TextOrNumber::Text(t) => Ok(t),
+        TextOrNumber::Whole(n) => Ok(n.to_string()),
+        // A negative or fractional number reaches the unit parser as text,
+        // which names the flag and what it accepts.
+        TextOrNumber::Number(x) => Ok(x.to_string()),
+    }
+}
+
+/// Parses a size flag; the error names the flag.
+pub fn size_flag(flag: &str, text: &str) -> Result<u64, String> {
+    parse_size_bytes(text).map_err(|e| format!("{flag} {text}: {e}"))
+}
+
+/// Parses a duration flag; the error names the flag.
+pub fn duration_flag(flag: &str, text: &str) -> Result<u64, String> {
+    parse_duration_us(text).map_err(|e| format!("{flag} {text}: {e}"))
+}
+
+/// A page size: a size that fits in 32 bits (the simulator checks the range).
+pub fn page_size_flag(text: &str) -> Result<u32, String> {
+    let bytes = size_flag("--page-size", text)?;
+    u32::try_from(bytes).map_err(|_| format!("--page-size {text}: a power of two from 4096 to 65536 bytes is accepted"))
+}
+
+impl SimOptions {
+    /// The validated configuration, with `policy` parsed from its text.
+    pub fn to_config(&self) -> Result<SimConfig, String> {
+        let policy = PolicySpec::parse(&self.policy).map_err(|e| format!("--policy {}: {e}", self.policy))?;
+        self.to_config_with(policy)
+    }
+
+    /// The validated configuration these options describe, for `policy`
+    /// (the command line parses its policy flags itself).
+    pub fn to_config_with(&self, policy: PolicySpec) -> Result<SimConfig, String> {
+        let workload = match (self.workload.as_str(), &self.trace) {
+            ("tpcc", None) => WorkloadSpec::Tpcc {
+                warehouses: self.warehouses,
+                mix: TpccMix::parse(&self.mix).map_err(|e| format!("--mix: {e}"))?,
+            },
+            ("tpcc", Some(_)) => {
+                return Err("--trace is only accepted with --workload trace".into());
+            }
+            ("trace", Some(path)) => WorkloadSpec::Trace { path: path.clone() },
+            ("trace", None) => {
+                return Err(
+                    "--workload trace needs --trace FILE (a flushwise trace, see `flushwise trace record-model`)"
+                        .into(),
+                )
+            }
+            (other, _) => return Err(format!("--workload {other}: accepted are tpcc and trace")),
+        };
+        let config = SimConfig {
+            workload,
+            connections: self.connections,
+            buffer_pool_bytes: size_flag("--buffer-pool", &self.buffer_pool)?,
+            redo_bytes: size_flag("--redo", &self.redo)?,
+            page_size_bytes: page_size_flag(&self.page_size)?,
+            data_device: self.device.clone(),
+            log_device: self.log_device.clone().unwrap_or_else(|| self.device.clone()),
+            policy,
+            warmup_us: duration_flag("--warmup", &self.warmup)?,
+            duration_us: duration_flag("--duration", &self.duration)?,
+            seed: self.seed,
+            cpu_cores: self.cpu_cores,
+            report_interval_us: duration_flag("--report-interval", &self.report_interval)?,
+            ..SimConfig::default()
+        };
+        config.validate()?;
+        Ok(config)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_make_a_valid_configuration() {
+        let config = SimOptions::default().to_config().unwrap();
+        assert_eq!(config.buffer_pool_bytes, 64 << 20);
+        assert_eq!(config.duration_us, 15_000_000);
+        assert_eq!(config.policy.name(), DEFAULT_POLICY);
+    }
+
+    #[test]
+    fn bad_options_name_their_flag() {
+        let cases = [
+            (
+                SimOptions {
+                    buffer_pool: "12QB".into(),
+                    ..SimOptions::default()
+                },
+                "--buffer-pool 12QB",
+            ),
+            (
+                SimOptions {
+                    policy: "nosuch".into(),
+                    ..SimOptions::default()
+                },
+                "--policy nosuch",
+            ),
+            (
+                SimOptions {
+                    workload: "tpch".into(),
+                    ..SimOptions::default()
+                },
+                "--workload tpch",
+            ),
+        ];
+        for (options, start) in cases {
+            let err = options.to_config().unwrap_err();
+            assert!(err.starts_with(start), "{err}");
+        }
+    }
+}
