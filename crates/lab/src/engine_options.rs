@@ -384,6 +384,7 @@ pub fn run_tpcc(
         decisions: files.decisions.clone(),
         flush_log_at_trx_commit: settings.flush_log_at_commit,
         print_new_orders: false,
+        live: None,
     };
     engine_run::run(spec, &policy.to_string(), on_row)
 }
