@@ -243,39 +243,7 @@ impl BufferPool {
     /// `BUF_LRU_MIN_LEN`. Clean pages met on the way are evicted without
     /// counting against `max_pages` (5.6.15 counts only written pages).
     pub fn lru_batch_chunk(&mut self, max_pages: u32, free_target: u32, scan_limit: u32, mode: LruMode) -> LruChunk {
-        let mut chunk = LruChunk::default();
-        let mut cursor = self.lru_tail();
-        let mut count = 0;
-        while cursor != NIL
-            && count < max_pages
-            && chunk.scanned < scan_limit
-            && self.free_len() < free_target
-            && self.lru_len() > self.config.lru_min_len
-        {
-            let prev = self.lru_prev(cursor);
-            chunk.scanned += 1;
-            let flushable = self.frames[cursor as usize].flushable();
-            if mode == LruMode::EvictToFree && self.claim_victim(cursor) {
-                // Evictions do not count against `max_pages`: 5.6.15
-                // `buf_flush_LRU_list_batch` counts only the pages it
-                // writes (`count < max`); evictions are bounded by
-                // `free_len < srv_LRU_scan_depth` (`free_target`).
-                self.evict(cursor);
-                self.counters.lru_batch_evict_pages += 1;
-                chunk.evicted += 1;
-            } else if flushable {
-                let kind = match mode {
-                    LruMode::EvictToFree => WriteKind::LruBatch,
-                    LruMode::CleanOnly => WriteKind::CleanerClean,
-                };
-                chunk.writes.push(self.start_write(cursor, kind));
-                count += 1;
-            }
-            cursor = prev;
-        }
-        // buf_flush_end: the end of any batch tells users a tail scan may pay again.
-        self.try_lru_scan = true;
-        chunk
+        self.lru_walk(max_pages, free_target, scan_limit, mode, None)
     }
 
     /// One chunk of `flushwise`'s LRU phase with a grace for dirty pages
@@ -294,11 +262,30 @@ impl BufferPool {
         grace_cutoff_us: TimeUs,
         depth: u32,
     ) -> LruChunk {
+        self.lru_walk(
+            max_pages,
+            free_target,
+            u32::MAX,
+            LruMode::EvictToFree,
+            Some((grace_cutoff_us, depth)),
+        )
+    }
+
+    /// The walk both chunks share; `grace` is rule 9's (cutoff, depth).
+    fn lru_walk(
+        &mut self,
+        max_pages: u32,
+        free_target: u32,
+        scan_limit: u32,
+        mode: LruMode,
+        grace: Option<(TimeUs, u32)>,
+    ) -> LruChunk {
         let mut chunk = LruChunk::default();
         let mut cursor = self.lru_tail();
-        let mut written = 0;
+        let mut count = 0;
         while cursor != NIL
-            && written < max_pages
+            && count < max_pages
+            && chunk.scanned < scan_limit
             && self.free_len() < free_target
             && self.lru_len() > self.config.lru_min_len
         {
@@ -306,19 +293,29 @@ impl BufferPool {
             chunk.scanned += 1;
             let f = &self.frames[cursor as usize];
             let flushable = f.flushable();
-            let in_grace = flushable && chunk.scanned <= depth && f.first_access_us > grace_cutoff_us;
+            let in_grace = grace
+                .is_some_and(|(cutoff_us, depth)| flushable && chunk.scanned <= depth && f.first_access_us > cutoff_us);
             if in_grace {
                 self.counters.lru_grace_passed_pages += 1;
-            } else if self.claim_victim(cursor) {
+            } else if mode == LruMode::EvictToFree && self.claim_victim(cursor) {
+                // Evictions do not count against `max_pages`: 5.6.15
+                // `buf_flush_LRU_list_batch` counts only the pages it
+                // writes (`count < max`); evictions are bounded by
+                // `free_len < srv_LRU_scan_depth` (`free_target`).
                 self.evict(cursor);
                 self.counters.lru_batch_evict_pages += 1;
                 chunk.evicted += 1;
             } else if flushable {
-                chunk.writes.push(self.start_write(cursor, WriteKind::LruBatch));
-                written += 1;
+                let kind = match mode {
+                    LruMode::EvictToFree => WriteKind::LruBatch,
+                    LruMode::CleanOnly => WriteKind::CleanerClean,
+                };
+                chunk.writes.push(self.start_write(cursor, kind));
+                count += 1;
             }
             cursor = prev;
         }
+        // buf_flush_end: the end of any batch tells users a tail scan may pay again.
         self.try_lru_scan = true;
         chunk
     }
