@@ -11,6 +11,7 @@ use std::io::Write as _;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use flushwise_engine::db::recovery_profile::RecoveryProfile;
 use flushwise_engine::db::Database;
 use flushwise_lab::crash_rounds::{self, CrashRound};
 use flushwise_lab::database;
@@ -44,6 +45,32 @@ fn child_args(raw: &[String]) -> Result<Vec<String>, String> {
     Ok(out)
 }
 
+/// The redo apply rate the next run's policy plans with, and where it
+/// comes from (the engine's rule at open: given, else this database's
+/// measured recoveries, else the default). `None` if the policy has no such
+/// parameter.
+fn planned_apply_rate(
+    policy: &flushwise_core::policy::PolicySpec,
+    options: &flushwise_engine::db::DbOptions,
+    dir: &std::path::Path,
+) -> Option<(f64, &'static str)> {
+    let key = flushwise_core::policy::REDO_APPLY_RATE_KEY;
+    if !policy.declares(key) {
+        return None;
+    }
+    if policy.gives(key) {
+        return Some((policy.params().f64(key), "given"));
+    }
+    let redo_dir = options.redo_dir.as_deref().unwrap_or(dir);
+    match RecoveryProfile::load(&RecoveryProfile::path_in(redo_dir))
+        .ok()
+        .and_then(|p| p.planning_rate_mib_per_s())
+    {
+        Some(rate) => Some((rate, "measured")),
+        None => Some((policy.params().f64(key), "default")),
+    }
+}
+
 pub fn crash(args: &TpccCrashArgs) -> Result<(), String> {
     let kill_after = Duration::from_micros(
         flushwise_sim::units::parse_duration_us(&args.kill_after)
@@ -70,6 +97,7 @@ pub fn crash(args: &TpccCrashArgs) -> Result<(), String> {
     let log_path = dir.join("crash-run.log");
     let mut rounds = Vec::new();
     for round in 1..=args.repeat {
+        let planned = planned_apply_rate(&policy, &options, dir);
         let log = std::fs::File::create(&log_path).map_err(|e| format!("{}: {e}", log_path.display()))?;
         eprintln!(
             "round {round}/{}: `flushwise {}` for {:.0} s, then SIGKILL (its stderr: {})",
@@ -103,6 +131,9 @@ pub fn crash(args: &TpccCrashArgs) -> Result<(), String> {
         let db = Database::open(dir, options.clone()).map_err(|e| format!("{}: reopening: {e}", dir.display()))?;
         let recovery_s = opened.elapsed().as_secs_f64();
         let report = db.recovery_report().clone();
+        if let Some(e) = &report.profile_error {
+            eprintln!("warning: {e}");
+        }
         db.close()
             .map_err(|e| format!("{}: closing after recovery: {e}", dir.display()))?;
         let r = CrashRound {
@@ -115,6 +146,8 @@ pub fn crash(args: &TpccCrashArgs) -> Result<(), String> {
             losers_rolled_back: report.losers_rolled_back,
             pages_repaired_from_doublewrite: report.pages_repaired_from_doublewrite,
             redo_apply_mb_per_s: report.redo_bytes_applied as f64 / 1e6 / recovery_s.max(1e-9),
+            planned_redo_apply_mib_per_s: planned.as_ref().map(|(rate, _)| *rate),
+            planned_rate_from: planned.map(|(_, from)| from.to_string()),
             max_recovery_s: bound_s,
             within_bound: bound_s.map(|b| recovery_s <= b),
         };

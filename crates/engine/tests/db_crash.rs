@@ -168,3 +168,72 @@ fn acknowledged_commits_survive_sigkill_and_nothing_uncommitted_is_visible() {
         SEEDS.len()
     );
 }
+
+/// Every crash recovery is measured into the database's recovery profile,
+/// and a policy that bounds recovery time plans with the slowest recorded
+/// rate unless the user gave one (issue #12: a measured apply rate, not an
+/// assumed one).
+#[test]
+fn crash_recoveries_are_measured_and_the_recovery_bound_plans_with_them() {
+    use flushwise_core::policy::{PolicySpec, REDO_APPLY_RATE_KEY};
+    use flushwise_engine::db::recovery_profile::RecoveryProfile;
+
+    let dir = tempfile::tempdir().unwrap();
+    let profile_path = RecoveryProfile::path_in(dir.path());
+    let out = run_writer(dir.path(), true, 1, 7, Duration::from_millis(200));
+    assert!(!out.committed.is_empty());
+    assert!(!profile_path.exists(), "no recovery yet, no profile");
+    let db = Database::open(dir.path(), options()).unwrap();
+    let applied = db.recovery_report().redo_bytes_applied;
+    assert!(applied > 0, "a killed writer leaves redo to apply");
+    db.close().unwrap();
+    let profile = RecoveryProfile::load(&profile_path).unwrap();
+    assert_eq!(profile.samples().len(), 1, "{profile:?}");
+    assert_eq!(profile.samples()[0].redo_bytes, applied);
+    // A clean close leaves nothing to recover: no sample.
+    Database::open(dir.path(), options()).unwrap().close().unwrap();
+    assert_eq!(RecoveryProfile::load(&profile_path).unwrap().samples().len(), 1);
+
+    // This writer's recoveries are too small to measure a rate; give the
+    // profile one that is: 40 MiB in 4 s.
+    let mut profile = profile;
+    profile.record(40 << 20, Duration::from_secs(4));
+    profile.save(&profile_path).unwrap();
+    let open_with = |policy: &str| {
+        let db = Database::open(
+            dir.path(),
+            DbOptions {
+                policy: PolicySpec::parse(policy).unwrap(),
+                ..options()
+            },
+        )
+        .unwrap();
+        let spec = db.options().policy.clone();
+        let measured = db.recovery_report().measured_redo_apply_mib_per_s;
+        db.close().unwrap();
+        (spec, measured)
+    };
+    let (spec, measured) = open_with("flushwise:max_recovery_time_s=5");
+    assert_eq!(measured, Some(10.0));
+    assert_eq!(spec.params().f64(REDO_APPLY_RATE_KEY), 10.0, "{}", spec);
+    assert_eq!(spec.params().f64("max_recovery_time_s"), 5.0, "the bound given stays");
+    let (spec, measured) = open_with("flushwise:redo_apply_mib_per_s=30");
+    assert_eq!(
+        (measured, spec.params().f64(REDO_APPLY_RATE_KEY)),
+        (None, 30.0),
+        "given wins"
+    );
+    let (spec, measured) = open_with("mysql56");
+    assert_eq!(
+        (measured, spec.name()),
+        (None, "mysql56"),
+        "no recovery bound, nothing to plan"
+    );
+
+    // A damaged profile does not keep the database from opening.
+    std::fs::write(&profile_path, "garbage\n").unwrap();
+    let db = Database::open(dir.path(), options()).unwrap();
+    let err = db.recovery_report().profile_error.clone().unwrap();
+    assert!(err.contains("flushwise.recovery") && err.contains("line 1"), "{err}");
+    db.close().unwrap();
+}

@@ -19,6 +19,12 @@ pub struct CrashRound {
     pub pages_repaired_from_doublewrite: u64,
     /// Redo applied per second of recovery, MB/s.
     pub redo_apply_mb_per_s: f64,
+    /// The redo apply rate the killed run's policy planned with, MiB/s
+    /// (`None`: the policy does not bound recovery time).
+    pub planned_redo_apply_mib_per_s: Option<f64>,
+    /// Where that rate came from: `measured` (this database's recorded
+    /// recoveries), `given` or `default`.
+    pub planned_rate_from: Option<String>,
     pub max_recovery_s: Option<f64>,
     pub within_bound: Option<bool>,
 }
@@ -49,6 +55,7 @@ pub fn table(rounds: &[CrashRound]) -> String {
         "records applied",
         "losers",
         "redo MB/s",
+        "planned MiB/s",
         "bound",
     ]
     .map(String::from)
@@ -64,6 +71,10 @@ pub fn table(rounds: &[CrashRound]) -> String {
                 r.records_applied.to_string(),
                 r.losers_rolled_back.to_string(),
                 format!("{:.1}", r.redo_apply_mb_per_s),
+                match (r.planned_redo_apply_mib_per_s, &r.planned_rate_from) {
+                    (Some(rate), Some(from)) => format!("{rate:.1} ({from})"),
+                    _ => "-".to_string(),
+                },
                 match (r.max_recovery_s, r.within_bound) {
                     (Some(b), Some(true)) => format!("held ({b} s)"),
                     (Some(b), _) => format!("PAST ({b} s)"),

@@ -118,6 +118,10 @@ struct Scale {
     read_mostly_warmup_us: u64,
     /// The HDD's warm-up: reads at disk speed fill the pool slowly.
     hdd_warmup_us: u64,
+    /// The HDD's warm-up and measured time with the data in memory: once
+    /// the pool holds it all, only the redo's pace is left to settle.
+    hdd_in_memory_warmup_us: u64,
+    hdd_in_memory_duration_us: u64,
     duration_us: u64,
     /// The HDD's measured time: at a few hundred NOPM a minute holds too few
     /// New-Orders to compare policies (and disk-speed runs are cheap).
@@ -139,25 +143,33 @@ impl Scale {
                 warmup_us: 1800 * SECOND_US,
                 read_mostly_warmup_us: 1800 * SECOND_US,
                 hdd_warmup_us: 7200 * SECOND_US,
+                hdd_in_memory_warmup_us: 7200 * SECOND_US,
+                hdd_in_memory_duration_us: 600 * SECOND_US,
                 duration_us: 600 * SECOND_US,
                 hdd_duration_us: 600 * SECOND_US,
             }
         } else {
             // 20 warehouses (2.1 GB of data): the pools are 20-159 MiB.
             // Warm-ups end where the measured hit ratio stopped rising
-            // (30-s intervals from a cold start, seed 1, EXPERIMENTS.md):
-            // TPC-C on the SSDs by ~120 s; the read-mostly load only by
-            // ~150 s (at 8 %: 0.798, 0.833, 0.873, 0.885, 0.887 at 30-150 s,
-            // its redo age still filling the band), so 180 s; the HDD by
-            // ~1,200 s (4 %: 0.810 at 300 s, 0.845 at 1,200 s, flat after),
-            // then 30 measured minutes.
+            // (intervals from a cold start, seed 1, percona56 and
+            // flushwise, EXPERIMENTS.md): TPC-C on the SSDs by ~120 s; the
+            // read-mostly load by ~150 s (samsung-850-pro 1 %, flushwise,
+            // 30-s means: 0.659, 0.673, 0.679, 0.686, 0.689 at 0-150 s, then
+            // 0.690-0.691; 8 % flat at 0.883 from 90 s); the HDD by ~1,200 s
+            // (4 %: 0.810 at 300 s, 0.845 at 1,200 s, flat after), then 30
+            // measured minutes. With the data in memory the HDD settles by
+            // ~600 s (5 warehouses, redo 1 % and 8 %: hit ratio 0.997-0.999,
+            // NOPM and synchronous-write share flat from 360-540 s), and 600
+            // measured seconds hold 12,000-48,000 New-Orders.
             Scale {
                 warehouses: 20,
                 in_memory_warehouses: 5,
                 redo_bytes: 320 * MIB,
                 warmup_us: 120 * SECOND_US,
-                read_mostly_warmup_us: 180 * SECOND_US,
+                read_mostly_warmup_us: 150 * SECOND_US,
                 hdd_warmup_us: 1200 * SECOND_US,
+                hdd_in_memory_warmup_us: 600 * SECOND_US,
+                hdd_in_memory_duration_us: 600 * SECOND_US,
                 duration_us: 60 * SECOND_US,
                 hdd_duration_us: 1800 * SECOND_US,
             }
@@ -167,7 +179,7 @@ impl Scale {
     fn text(&self, full: bool) -> String {
         format!(
             "{}: {} warehouses (in-memory load: {}), redo {} (in-memory: the size axis), \
-             warm-up {} s (read-mostly {} s, HDD {} s), measured {} s (HDD {} s)",
+             warm-up {} s (read-mostly {} s, HDD {} s, HDD in memory {} s), measured {} s (HDD {} s, HDD in memory {} s)",
             if full { "paper scale (--full)" } else { "default scale" },
             self.warehouses,
             self.in_memory_warehouses,
@@ -175,8 +187,10 @@ impl Scale {
             self.warmup_us / SECOND_US,
             self.read_mostly_warmup_us / SECOND_US,
             self.hdd_warmup_us / SECOND_US,
+            self.hdd_in_memory_warmup_us / SECOND_US,
             self.duration_us / SECOND_US,
-            self.hdd_duration_us / SECOND_US
+            self.hdd_duration_us / SECOND_US,
+            self.hdd_in_memory_duration_us / SECOND_US
         )
     }
 }
@@ -225,26 +239,20 @@ pub fn cells(full: bool, seed: u64) -> Result<Vec<Cell>, String> {
                     MatrixWorkload::InMemory => (data_bytes, sized, 100),
                     _ => (sized, scale.redo_bytes, size_pct),
                 };
+                let (warmup_us, duration_us) = match (device, workload) {
+                    (HDD, MatrixWorkload::InMemory) => (scale.hdd_in_memory_warmup_us, scale.hdd_in_memory_duration_us),
+                    (HDD, _) => (scale.hdd_warmup_us, scale.hdd_duration_us),
+                    (_, MatrixWorkload::ReadMostly) => (scale.read_mostly_warmup_us, scale.duration_us),
+                    _ => (scale.warmup_us, scale.duration_us),
+                };
                 // Lee et al.'s setup (20 connections, concurrency 16, 4
                 // cores), this cell's sizes, device and times.
                 let config = SimConfig {
                     workload: WorkloadSpec::Tpcc { warehouses, mix },
                     cpu_cores: 4,
-                    warmup_us: match (device, workload) {
-                        (HDD, _) => scale.hdd_warmup_us,
-                        (_, MatrixWorkload::ReadMostly) => scale.read_mostly_warmup_us,
-                        _ => scale.warmup_us,
-                    },
-                    duration_us: if device == HDD {
-                        scale.hdd_duration_us
-                    } else {
-                        scale.duration_us
-                    },
-                    report_interval_us: if device == HDD {
-                        scale.hdd_duration_us
-                    } else {
-                        scale.duration_us
-                    },
+                    warmup_us,
+                    duration_us,
+                    report_interval_us: duration_us,
                     ..lee_base(u64::from(warehouses), pool_bytes, redo_bytes, device, seed)
                 };
                 out.push(Cell {

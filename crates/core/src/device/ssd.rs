@@ -67,8 +67,7 @@
 //! figures, not measurements of the devices.
 
 use super::{
-    check_range, config_us_to_ns, invalid, ns_to_us_ceil, us_to_ns, DeviceError, DeviceModel, InFlight, IoKind,
-    IoRequest,
+    check_range, config_us_to_ns, invalid, ns_to_us_ceil, us_to_ns, DeviceError, DeviceModel, IoKind, IoRequest,
 };
 use crate::types::TimeUs;
 use std::cmp::Reverse;
@@ -248,11 +247,13 @@ pub struct SsdModel {
     timings: Timings,
     /// Per unit: when it finishes the last piece queued on it.
     unit_busy_until_ns: Vec<u64>,
-    /// One entry per command slot: when the slot frees.
-    slot_free_at_ns: BinaryHeap<Reverse<u64>>,
+    /// Completion times of the requests holding a command slot after the
+    /// latest arrival (at most `host_queue_depth`; a slot whose request
+    /// completed by then is free, and any free slot is as good as another).
+    /// Also what `outstanding` counts.
+    busy_slots_until_ns: BinaryHeap<Reverse<u64>>,
     /// When the host link finishes the last transfer booked on it.
     link_busy_until_ns: u64,
-    in_flight: InFlight,
     last_arrival_us: TimeUs,
     latest_completion_ns: u64,
     submitted: u64,
@@ -266,9 +267,8 @@ impl SsdModel {
         Ok(SsdModel {
             timings,
             unit_busy_until_ns: vec![0; units],
-            slot_free_at_ns: (0..slots).map(|_| Reverse(0)).collect(),
+            busy_slots_until_ns: BinaryHeap::with_capacity(slots),
             link_busy_until_ns: 0,
-            in_flight: InFlight::default(),
             last_arrival_us: 0,
             latest_completion_ns: 0,
             submitted: 0,
@@ -330,15 +330,26 @@ impl DeviceModel for SsdModel {
     fn submit(&mut self, request: IoRequest, arrival_us: TimeUs) -> TimeUs {
         let arrival_us = arrival_us.max(self.last_arrival_us);
         self.last_arrival_us = arrival_us;
-        self.in_flight.prune(arrival_us);
         let arrival_ns = us_to_ns(arrival_us);
+        while let Some(&Reverse(free_ns)) = self.busy_slots_until_ns.peek() {
+            if free_ns > arrival_ns {
+                break;
+            }
+            self.busy_slots_until_ns.pop();
+        }
         // A zero-length request still costs a command and touches one page.
         let len_bytes = u64::from(request.len_bytes.max(1));
 
-        let Some(Reverse(slot_free_ns)) = self.slot_free_at_ns.pop() else {
-            unreachable!("host_queue_depth >= 1 is validated, and slots are only replaced");
+        // A free slot admits the request on arrival; with every slot busy
+        // it waits for the earliest to free (and takes it).
+        let admitted_ns = if self.busy_slots_until_ns.len() < self.config.host_queue_depth as usize {
+            arrival_ns
+        } else {
+            match self.busy_slots_until_ns.pop() {
+                Some(Reverse(slot_free_ns)) => slot_free_ns,
+                None => unreachable!("host_queue_depth >= 1 is validated"),
+            }
         };
-        let admitted_ns = arrival_ns.max(slot_free_ns);
 
         let link_start_ns = admitted_ns.max(self.link_busy_until_ns);
         let link_ns = self.link_time_ns(len_bytes);
@@ -352,18 +363,20 @@ impl DeviceModel for SsdModel {
             }
             IoKind::Write => self.run_pieces(IoKind::Write, request.offset_bytes, len_bytes, link_end_ns),
         };
-        self.slot_free_at_ns.push(Reverse(completion_ns));
+        self.busy_slots_until_ns.push(Reverse(completion_ns));
         self.latest_completion_ns = self.latest_completion_ns.max(completion_ns);
         self.submitted += 1;
 
         let completion_us = ns_to_us_ceil(completion_ns);
         assert!(completion_us >= arrival_us, "ssd completion precedes arrival");
-        self.in_flight.push(completion_us);
         completion_us
     }
 
     fn outstanding(&self, now_us: TimeUs) -> usize {
-        self.in_flight.count_after(now_us)
+        // Exact for `now_us` at or after the latest arrival (earlier
+        // completions are pruned): c > now_us * 1000 iff ceil(c / 1000) > now_us.
+        let now_ns = us_to_ns(now_us);
+        self.busy_slots_until_ns.iter().filter(|Reverse(c)| *c > now_ns).count()
     }
 
     fn describe(&self) -> String {
@@ -376,10 +389,9 @@ impl DeviceModel for SsdModel {
             self.config.unit_count(),
             "one busy-until per unit"
         );
-        assert_eq!(
-            self.slot_free_at_ns.len(),
-            self.config.host_queue_depth as usize,
-            "exactly host_queue_depth command slots"
+        assert!(
+            self.busy_slots_until_ns.len() <= self.config.host_queue_depth as usize,
+            "at most host_queue_depth command slots busy"
         );
         for (unit, busy_ns) in self.unit_busy_until_ns.iter().enumerate() {
             assert!(
@@ -387,10 +399,15 @@ impl DeviceModel for SsdModel {
                 "unit {unit} busy past the latest completion"
             );
         }
-        for Reverse(free_ns) in &self.slot_free_at_ns {
+        let last_arrival_ns = us_to_ns(self.last_arrival_us);
+        for Reverse(free_ns) in &self.busy_slots_until_ns {
             assert!(
                 *free_ns <= self.latest_completion_ns,
                 "slot frees after the latest completion"
+            );
+            assert!(
+                *free_ns >= last_arrival_ns,
+                "a slot freed before the latest arrival is still counted busy"
             );
         }
         assert!(
@@ -398,10 +415,9 @@ impl DeviceModel for SsdModel {
             "host link busy past the latest completion"
         );
         assert!(
-            self.in_flight.len() as u64 <= self.submitted,
+            self.busy_slots_until_ns.len() as u64 <= self.submitted,
             "more in flight than submitted"
         );
-        self.in_flight.check_invariants();
     }
 }
 

@@ -179,7 +179,7 @@ pub const PARAMS: &[ParamDecl] = &[
         "crash recovery must finish within this many seconds (Oracle FAST_START_MTTR_TARGET, SQL Server TARGET_RECOVERY_TIME)",
     ),
     ParamDecl::float(
-        "redo_apply_mib_per_s",
+        crate::policy::REDO_APPLY_RATE_KEY,
         16.0,
         0.1,
         1_000_000.0,
@@ -221,7 +221,7 @@ impl FlushwiseConfig {
     pub fn from_params(p: &ParamSet) -> Self {
         Self {
             max_recovery_time_us: (p.f64("max_recovery_time_s") * SECOND_US as f64) as TimeUs,
-            redo_apply_bytes_per_s: p.f64("redo_apply_mib_per_s") * f64::from(1u32 << 20),
+            redo_apply_bytes_per_s: p.f64(crate::policy::REDO_APPLY_RATE_KEY) * f64::from(1u32 << 20),
             recovery_page_read_us: p.f64("recovery_page_read_us"),
         }
     }

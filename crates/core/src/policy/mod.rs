@@ -255,6 +255,9 @@ pub trait FlushPolicy: Send {
 
 /// The parameter a policy that bounds recovery time declares, in seconds.
 pub const MAX_RECOVERY_TIME_KEY: &str = "max_recovery_time_s";
+/// The redo apply rate, MiB/s, a policy that bounds recovery time assumes
+/// (the engine sets it from its measured recoveries unless it is given).
+pub const REDO_APPLY_RATE_KEY: &str = "redo_apply_mib_per_s";
 
 /// The policy both shells run when none is named: flushwise's own
 /// (issue #12), which needs no parameter.
@@ -388,28 +391,38 @@ impl PolicySpec {
     /// bound recovery time (only `flushwise` declares
     /// [`MAX_RECOVERY_TIME_KEY`]).
     pub fn with_max_recovery_time(&self, seconds: f64) -> Result<PolicySpec, String> {
-        let declares = self
-            .entry
-            .params
-            .iter()
-            .flat_map(|g| g.iter())
-            .any(|d| d.key == MAX_RECOVERY_TIME_KEY);
-        if !declares {
+        if !self.declares(MAX_RECOVERY_TIME_KEY) {
             return Err(format!(
                 "--max-recovery-time: policy '{}' does not bound recovery time (flushwise does)",
                 self.entry.name
             ));
         }
+        self.with_param(MAX_RECOVERY_TIME_KEY, seconds)
+            .map_err(|e| format!("--max-recovery-time: {e}"))
+    }
+
+    /// Whether this policy has a parameter `key`.
+    pub fn declares(&self, key: &str) -> bool {
+        self.entry.params.iter().flat_map(|g| g.iter()).any(|d| d.key == key)
+    }
+
+    /// Whether `key` was given (not defaulted).
+    pub fn gives(&self, key: &str) -> bool {
+        self.params.given().iter().any(|(k, _)| *k == key)
+    }
+
+    /// This policy with `key` set to `value` (given, replacing any value
+    /// given before), validated as if typed.
+    pub fn with_param(&self, key: &str, value: f64) -> Result<PolicySpec, String> {
         let mut items: Vec<String> = self
             .params
             .given()
             .iter()
-            .filter(|(key, _)| *key != MAX_RECOVERY_TIME_KEY)
-            .map(|(key, value)| format!("{key}={value}"))
+            .filter(|(k, _)| *k != key)
+            .map(|(k, v)| format!("{k}={v}"))
             .collect();
-        items.push(format!("{MAX_RECOVERY_TIME_KEY}={seconds}"));
+        items.push(format!("{key}={value}"));
         PolicySpec::parse(&format!("{}:{}", self.entry.name, items.join(",")))
-            .map_err(|e| format!("--max-recovery-time: {e}"))
     }
 
     /// Every registered policy with its defaults, in registry order.

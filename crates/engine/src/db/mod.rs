@@ -96,6 +96,7 @@ pub mod bulk;
 pub mod dir_lock;
 pub mod lock;
 pub mod recovery;
+pub mod recovery_profile;
 pub mod store;
 pub mod txn;
 pub mod undo;

@@ -51,6 +51,7 @@ use parking_lot::{Mutex, RwLock};
 
 use super::bulk;
 use super::lock::{LockTable, TxnId};
+use super::recovery_profile::RecoveryProfile;
 use super::store::SharedStore;
 use super::txn::restore;
 use super::undo::UndoEntry;
@@ -73,7 +74,7 @@ const DOUBLEWRITE_SLOTS: u32 = crate::storage::doublewrite::DEFAULT_SLOTS;
 
 /// What recovery did at open (all zero after a clean shutdown, except
 /// `pages_read`).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct RecoveryReport {
     /// Data pages read and verified at open.
     pub pages_read: u64,
@@ -95,6 +96,11 @@ pub struct RecoveryReport {
     pub loads_reclaimed: u64,
     pub load_pages_reclaimed: u64,
     pub duration: Duration,
+    /// The redo apply rate of this database's recorded recoveries that the
+    /// policy was given (see [`super::recovery_profile`]), MiB/s.
+    pub measured_redo_apply_mib_per_s: Option<f64>,
+    /// The recovery profile could not be read or written (the open went on).
+    pub profile_error: Option<String>,
 }
 
 impl fmt::Display for RecoveryReport {
@@ -116,6 +122,12 @@ impl fmt::Display for RecoveryReport {
         )?;
         if let Some(from) = self.redo_resized_from_bytes {
             write!(f, ", redo log resized from {from} bytes")?;
+        }
+        if let Some(rate) = self.measured_redo_apply_mib_per_s {
+            write!(f, ", policy given the measured redo apply rate {rate:.1} MiB/s")?;
+        }
+        if let Some(e) = &self.profile_error {
+            write!(f, " (recovery profile not used: {e})")?;
         }
         Ok(())
     }
@@ -237,16 +249,39 @@ fn check_file_covers_redo(ts: &Tablespace, scan: &RecoveryScan) -> Result<()> {
     Ok(())
 }
 
-pub(crate) fn open_database(dir: &Path, options: DbOptions, create: bool) -> Result<Database> {
+pub(crate) fn open_database(dir: &Path, mut options: DbOptions, create: bool) -> Result<Database> {
     let started = Instant::now();
     // Before any file is read or created: one process per directory.
     let dir_lock = super::dir_lock::for_open(dir, &options, create)?;
     let paths = DbPaths::new(dir, &options);
+    let mut report = RecoveryReport::default();
+    // The measured recovery cost replaces the policy's assumed one unless
+    // the user gave it (real files only: a test's storage keeps no profile).
+    let profile_path = (options.storage.is_none())
+        .then(|| paths.redo.parent().map(RecoveryProfile::path_in))
+        .flatten();
+    let mut profile = match &profile_path {
+        Some(path) if !create => RecoveryProfile::load(path).unwrap_or_else(|e| {
+            report.profile_error = Some(e);
+            RecoveryProfile::default()
+        }),
+        _ => RecoveryProfile::default(),
+    };
+    if let Some(rate) = profile.planning_rate_mib_per_s() {
+        let key = flushwise_core::policy::REDO_APPLY_RATE_KEY;
+        if options.policy.declares(key) && !options.policy.gives(key) {
+            // At least the parameter's minimum, so the spec stays valid.
+            options.policy = options
+                .policy
+                .with_param(key, (rate * 100.0).round().max(10.0) / 100.0)
+                .map_err(|reason| DbError::Options { reason })?;
+            report.measured_redo_apply_mib_per_s = Some(rate);
+        }
+    }
     let shell_config = Database::shell_config(&options)?;
     if create || options.resize_redo_at_open {
         Database::check_redo_bytes(&options)?;
     }
-    let mut report = RecoveryReport::default();
     let storage = options.storage.clone();
     if let Some(opener) = &storage {
         if options.data_device.is_some() {
@@ -504,6 +539,14 @@ pub(crate) fn open_database(dir: &Path, options: DbOptions, create: bool) -> Res
     // complete whatever the size.
     db.store.0.tablespace().set_max_bytes(db.options.data_file_max_bytes);
     report.duration = started.elapsed();
+    if let Some(path) = profile_path.filter(|_| report.redo_bytes_applied > 0) {
+        profile.record(report.redo_bytes_applied, report.duration);
+        if let Err(e) = profile.save(&path) {
+            // Derived data: the database is recovered whether or not the
+            // measurement is kept.
+            report.profile_error = Some(e);
+        }
+    }
     db.report = report;
     Ok(db)
 }
