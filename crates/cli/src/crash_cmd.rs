@@ -45,30 +45,34 @@ fn child_args(raw: &[String]) -> Result<Vec<String>, String> {
     Ok(out)
 }
 
-/// The redo apply rate the next run's policy plans with, and where it
-/// comes from (the engine's rule at open: given, else this database's
-/// measured recoveries, else the default). `None` if the policy has no such
-/// parameter.
-fn planned_apply_rate(
+/// The recovery costs the next run's policy plans with, and where they
+/// come from (the engine's rule at open, `recovery_profile`: given, else
+/// this database's measured opens and recoveries, else the default).
+/// `None` if the policy does not bound recovery time.
+fn planned_costs(
     policy: &flushwise_core::policy::PolicySpec,
     options: &flushwise_engine::db::DbOptions,
     dir: &std::path::Path,
-) -> Option<(f64, &'static str)> {
-    let key = flushwise_core::policy::REDO_APPLY_RATE_KEY;
-    if !policy.declares(key) {
+) -> Option<[(f64, &'static str); 2]> {
+    use flushwise_core::policy::{RECOVERY_FIXED_KEY, REDO_APPLY_RATE_KEY};
+    if !policy.declares(REDO_APPLY_RATE_KEY) {
         return None;
     }
-    if policy.gives(key) {
-        return Some((policy.params().f64(key), "given"));
-    }
     let redo_dir = options.redo_dir.as_deref().unwrap_or(dir);
-    match RecoveryProfile::load(&RecoveryProfile::path_in(redo_dir))
-        .ok()
-        .and_then(|p| p.planning_rate_mib_per_s())
-    {
-        Some(rate) => Some((rate, "measured")),
-        None => Some((policy.params().f64(key), "default")),
-    }
+    let plan = RecoveryProfile::load(&RecoveryProfile::path_in(redo_dir))
+        .map(|p| p.plan())
+        .unwrap_or_default();
+    let pick = |key: &str, measured: Option<f64>| {
+        if policy.gives(key) {
+            (policy.params().f64(key), "given")
+        } else {
+            measured.map_or((policy.params().f64(key), "default"), |m| (m, "measured"))
+        }
+    };
+    Some([
+        pick(RECOVERY_FIXED_KEY, plan.fixed_s),
+        pick(REDO_APPLY_RATE_KEY, plan.apply_mib_per_s),
+    ])
 }
 
 pub fn crash(args: &TpccCrashArgs) -> Result<(), String> {
@@ -97,7 +101,7 @@ pub fn crash(args: &TpccCrashArgs) -> Result<(), String> {
     let log_path = dir.join("crash-run.log");
     let mut rounds = Vec::new();
     for round in 1..=args.repeat {
-        let planned = planned_apply_rate(&policy, &options, dir);
+        let planned = planned_costs(&policy, &options, dir);
         let log = std::fs::File::create(&log_path).map_err(|e| format!("{}: {e}", log_path.display()))?;
         eprintln!(
             "round {round}/{}: `flushwise {}` for {:.0} s, then SIGKILL (its stderr: {})",
@@ -131,6 +135,7 @@ pub fn crash(args: &TpccCrashArgs) -> Result<(), String> {
         let db = Database::open(dir, options.clone()).map_err(|e| format!("{}: reopening: {e}", dir.display()))?;
         let recovery_s = opened.elapsed().as_secs_f64();
         let report = db.recovery_report().clone();
+        let phases = report.phases;
         if let Some(e) = &report.profile_error {
             eprintln!("warning: {e}");
         }
@@ -146,8 +151,18 @@ pub fn crash(args: &TpccCrashArgs) -> Result<(), String> {
             losers_rolled_back: report.losers_rolled_back,
             pages_repaired_from_doublewrite: report.pages_repaired_from_doublewrite,
             redo_apply_mb_per_s: report.redo_bytes_applied as f64 / 1e6 / recovery_s.max(1e-9),
-            planned_redo_apply_mib_per_s: planned.as_ref().map(|(rate, _)| *rate),
-            planned_rate_from: planned.map(|(_, from)| from.to_string()),
+            planned_fixed_s: planned.map(|[(fixed, _), _]| fixed),
+            planned_redo_apply_mib_per_s: planned.map(|[_, (rate, _)]| rate),
+            planned_from: planned.map(|[(_, a), (_, b)]| if a == b { a.to_string() } else { format!("{a}/{b}") }),
+            log_scan_s: phases.log_scan.as_secs_f64(),
+            redo_apply_s: phases.redo_apply.as_secs_f64(),
+            free_page_scan_s: phases.free_page_scan.as_secs_f64(),
+            undo_s: phases.undo.as_secs_f64(),
+            checkpoint_s: phases.checkpoint.as_secs_f64(),
+            other_s: (recovery_s
+                - (phases.log_scan + phases.redo_apply + phases.free_page_scan + phases.undo + phases.checkpoint)
+                    .as_secs_f64())
+            .max(0.0),
             max_recovery_s: bound_s,
             within_bound: bound_s.map(|b| recovery_s <= b),
         };

@@ -169,35 +169,42 @@ fn acknowledged_commits_survive_sigkill_and_nothing_uncommitted_is_visible() {
     );
 }
 
-/// Every crash recovery is measured into the database's recovery profile,
-/// and a policy that bounds recovery time plans with the slowest recorded
-/// rate unless the user gave one (issue #12: a measured apply rate, not an
-/// assumed one).
+/// Every open and crash recovery is measured into the database's recovery
+/// profile, and a policy that bounds recovery time plans with those
+/// figures (the open's fixed part, the apply rate beyond it) unless the
+/// user gave them (issue #12: measured recovery costs, not assumed ones).
 #[test]
-fn crash_recoveries_are_measured_and_the_recovery_bound_plans_with_them() {
-    use flushwise_core::policy::{PolicySpec, REDO_APPLY_RATE_KEY};
+fn opens_and_crash_recoveries_are_measured_and_the_recovery_bound_plans_with_them() {
+    use flushwise_core::policy::{PolicySpec, RECOVERY_FIXED_KEY, REDO_APPLY_RATE_KEY};
     use flushwise_engine::db::recovery_profile::RecoveryProfile;
 
     let dir = tempfile::tempdir().unwrap();
     let profile_path = RecoveryProfile::path_in(dir.path());
     let out = run_writer(dir.path(), true, 1, 7, Duration::from_millis(200));
     assert!(!out.committed.is_empty());
-    assert!(!profile_path.exists(), "no recovery yet, no profile");
     let db = Database::open(dir.path(), options()).unwrap();
     let applied = db.recovery_report().redo_bytes_applied;
     assert!(applied > 0, "a killed writer leaves redo to apply");
+    let phases = db.recovery_report().phases;
+    assert!(
+        phases.redo_apply > Duration::ZERO && phases.free_page_scan > Duration::ZERO,
+        "{phases:?}"
+    );
     db.close().unwrap();
     let profile = RecoveryProfile::load(&profile_path).unwrap();
-    assert_eq!(profile.samples().len(), 1, "{profile:?}");
-    assert_eq!(profile.samples()[0].redo_bytes, applied);
-    // A clean close leaves nothing to recover: no sample.
+    assert_eq!(profile.recoveries().len(), 1, "{profile:?}");
+    assert_eq!(profile.recoveries()[0].redo_bytes, applied);
+    // A clean open has no redo to apply: it measures the fixed part.
     Database::open(dir.path(), options()).unwrap().close().unwrap();
-    assert_eq!(RecoveryProfile::load(&profile_path).unwrap().samples().len(), 1);
+    let mut profile = RecoveryProfile::load(&profile_path).unwrap();
+    assert_eq!((profile.recoveries().len(), profile.opens_us().len()), (1, 1));
 
-    // This writer's recoveries are too small to measure a rate; give the
-    // profile one that is: 40 MiB in 4 s.
-    let mut profile = profile;
-    profile.record(40 << 20, Duration::from_secs(4));
+    // This writer's recoveries are too small to give a rate and its opens
+    // take milliseconds; make the profile one with known figures: opens of
+    // 1 s, a recovery of 40 MiB in 5 s, i.e. 10 MiB/s beyond the fixed 1 s.
+    profile = RecoveryProfile::default();
+    profile.record_open(Duration::from_secs(1));
+    profile.record_recovery(40 << 20, Duration::from_secs(5));
     profile.save(&profile_path).unwrap();
     let open_with = |policy: &str| {
         let db = Database::open(
@@ -209,23 +216,29 @@ fn crash_recoveries_are_measured_and_the_recovery_bound_plans_with_them() {
         )
         .unwrap();
         let spec = db.options().policy.clone();
-        let measured = db.recovery_report().measured_redo_apply_mib_per_s;
+        let report = db.recovery_report().clone();
         db.close().unwrap();
-        (spec, measured)
+        // Put the known profile back (this clean open added a sample).
+        profile.save(&profile_path).unwrap();
+        (spec, report)
     };
-    let (spec, measured) = open_with("flushwise:max_recovery_time_s=5");
-    assert_eq!(measured, Some(10.0));
-    assert_eq!(spec.params().f64(REDO_APPLY_RATE_KEY), 10.0, "{}", spec);
+    let (spec, report) = open_with("flushwise:max_recovery_time_s=5");
+    assert_eq!(report.measured_redo_apply_mib_per_s, Some(10.0));
+    assert_eq!(report.measured_recovery_fixed_s, Some(1.0));
+    assert_eq!(spec.params().f64(REDO_APPLY_RATE_KEY), 10.0, "{spec}");
+    assert_eq!(spec.params().f64(RECOVERY_FIXED_KEY), 1.0, "{spec}");
     assert_eq!(spec.params().f64("max_recovery_time_s"), 5.0, "the bound given stays");
-    let (spec, measured) = open_with("flushwise:redo_apply_mib_per_s=30");
+    let (spec, report) = open_with("flushwise:redo_apply_mib_per_s=30");
+    assert_eq!(report.measured_redo_apply_mib_per_s, None, "given wins");
+    assert_eq!(spec.params().f64(REDO_APPLY_RATE_KEY), 30.0);
     assert_eq!(
-        (measured, spec.params().f64(REDO_APPLY_RATE_KEY)),
-        (None, 30.0),
-        "given wins"
+        spec.params().f64(RECOVERY_FIXED_KEY),
+        1.0,
+        "the other is still measured"
     );
-    let (spec, measured) = open_with("mysql56");
+    let (spec, report) = open_with("mysql56");
     assert_eq!(
-        (measured, spec.name()),
+        (report.measured_redo_apply_mib_per_s, spec.name()),
         (None, "mysql56"),
         "no recovery bound, nothing to plan"
     );

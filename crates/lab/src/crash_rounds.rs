@@ -19,12 +19,23 @@ pub struct CrashRound {
     pub pages_repaired_from_doublewrite: u64,
     /// Redo applied per second of recovery, MB/s.
     pub redo_apply_mb_per_s: f64,
-    /// The redo apply rate the killed run's policy planned with, MiB/s
-    /// (`None`: the policy does not bound recovery time).
+    /// The recovery costs the killed run's policy planned with: the open's
+    /// fixed part, s, and the redo apply rate beyond it, MiB/s (`None`: the
+    /// policy does not bound recovery time).
+    pub planned_fixed_s: Option<f64>,
     pub planned_redo_apply_mib_per_s: Option<f64>,
-    /// Where that rate came from: `measured` (this database's recorded
-    /// recoveries), `given` or `default`.
-    pub planned_rate_from: Option<String>,
+    /// Where they came from: `measured` (this database's earlier opens and
+    /// recoveries), `given` or `default` (`fixed/rate` when they differ).
+    pub planned_from: Option<String>,
+    /// Where the recovery time went, s (`RecoveryPhases`): the redo log's
+    /// scan, redo apply, the free-page scan (every page of the database,
+    /// whatever the redo), loser rollback, the final checkpoint, the rest.
+    pub log_scan_s: f64,
+    pub redo_apply_s: f64,
+    pub free_page_scan_s: f64,
+    pub undo_s: f64,
+    pub checkpoint_s: f64,
+    pub other_s: f64,
     pub max_recovery_s: Option<f64>,
     pub within_bound: Option<bool>,
 }
@@ -55,7 +66,8 @@ pub fn table(rounds: &[CrashRound]) -> String {
         "records applied",
         "losers",
         "redo MB/s",
-        "planned MiB/s",
+        "planned fixed s + MiB/s",
+        "scan / apply / free pages / undo / ckpt / other s",
         "bound",
     ]
     .map(String::from)
@@ -71,10 +83,14 @@ pub fn table(rounds: &[CrashRound]) -> String {
                 r.records_applied.to_string(),
                 r.losers_rolled_back.to_string(),
                 format!("{:.1}", r.redo_apply_mb_per_s),
-                match (r.planned_redo_apply_mib_per_s, &r.planned_rate_from) {
-                    (Some(rate), Some(from)) => format!("{rate:.1} ({from})"),
+                match (r.planned_fixed_s, r.planned_redo_apply_mib_per_s, &r.planned_from) {
+                    (Some(fixed), Some(rate), Some(from)) => format!("{fixed:.2} + {rate:.1} ({from})"),
                     _ => "-".to_string(),
                 },
+                format!(
+                    "{:.2} / {:.2} / {:.2} / {:.2} / {:.2} / {:.2}",
+                    r.log_scan_s, r.redo_apply_s, r.free_page_scan_s, r.undo_s, r.checkpoint_s, r.other_s
+                ),
                 match (r.max_recovery_s, r.within_bound) {
                     (Some(b), Some(true)) => format!("held ({b} s)"),
                     (Some(b), _) => format!("PAST ({b} s)"),

@@ -60,7 +60,9 @@
 //!    recovery applies the redo since the checkpoint and reads the pages it
 //!    names: `recovery_s ~ age / apply_rate + dirty_pages x page_read_us`.
 //!    The target age is the largest age for which that stays within 80% of
-//!    `max_recovery_time_s`, and never past InnoDB's asynchronous margin
+//!    `max_recovery_time_s` less the open's fixed cost (`recovery_fixed_s`:
+//!    on the engine, the log and free-page scans every open pays), and
+//!    never past InnoDB's asynchronous margin
 //!    (`max_modified_age_async`), so writers never reach the sync margin.
 //!    Flushing starts `headroom` below the target, where `headroom` is one
 //!    second of redo generation (between 1/8 and 1/2 of the target). Between
@@ -161,7 +163,10 @@ pub const DIRTY_GRACE_OLD_BLOCKS_TIMES: u64 = 2;
 pub const CAPACITY_DECAY_US: TimeUs = 5_000_000;
 
 /// `flushwise`'s parameters. None needs setting: the recovery bound
-/// (`--max-recovery-time`) and two recovery costs. The redo apply rate is
+/// (`--max-recovery-time`) and three recovery costs, which the engine
+/// measures on each database (`engine::db::recovery_profile`: the open's
+/// fixed cost from every open, the apply rate from every crash recovery)
+/// and sets unless they are given; the defaults serve until then. The redo apply rate is
 /// the engine's, measured on this machine: a 10-warehouse TPC-C run
 /// (64 MiB pool, 512 MiB redo, self-tuning) killed with SIGKILL after
 /// 100 s recovered 294,768,618 redo bytes (110,877 records applied,
@@ -184,6 +189,13 @@ pub const PARAMS: &[ParamDecl] = &[
         0.1,
         1_000_000.0,
         "redo bytes recovery applies per second, MiB (a recovery cost, not a knob)",
+    ),
+    ParamDecl::float(
+        crate::policy::RECOVERY_FIXED_KEY,
+        0.0,
+        0.0,
+        86_400.0,
+        "time an open costs whatever the redo (log and free-page scans), s (a recovery cost, not a knob; the engine measures it)",
     ),
     ParamDecl::float(
         "recovery_page_read_us",
@@ -209,6 +221,8 @@ pub struct FlushwiseConfig {
     pub redo_apply_bytes_per_s: f64,
     /// Time recovery spends on one page it must read.
     pub recovery_page_read_us: f64,
+    /// Time an open costs whatever the redo, us.
+    pub recovery_fixed_us: f64,
 }
 
 impl Default for FlushwiseConfig {
@@ -223,6 +237,7 @@ impl FlushwiseConfig {
             max_recovery_time_us: (p.f64("max_recovery_time_s") * SECOND_US as f64) as TimeUs,
             redo_apply_bytes_per_s: p.f64(crate::policy::REDO_APPLY_RATE_KEY) * f64::from(1u32 << 20),
             recovery_page_read_us: p.f64("recovery_page_read_us"),
+            recovery_fixed_us: p.f64(crate::policy::RECOVERY_FIXED_KEY) * SECOND_US as f64,
         }
     }
 }
@@ -437,10 +452,19 @@ impl Flushwise {
         congestion
     }
 
+    /// Rule 5: what recovery may spend on the redo and the pages it names:
+    /// the bound's budget share less the open's fixed cost (the measured
+    /// `recovery_fixed_s`), at least a tenth of the share (a fixed cost past
+    /// the bound cannot be flushed away; the age is then kept small).
+    pub fn redo_budget_us(&self) -> f64 {
+        let share_us = self.config.max_recovery_time_us as f64 * RECOVERY_BUDGET_SHARE;
+        (share_us - self.config.recovery_fixed_us).max(share_us / 10.0)
+    }
+
     /// Rule 5 (and 7): the redo-age band now.
     pub fn age_band(&self, pool: &BufferPool, congestion: f64) -> AgeBand {
         let async_margin = pool.redo().margins.max_modified_age_async_bytes;
-        let budget_us = self.config.max_recovery_time_us as f64 * RECOVERY_BUDGET_SHARE;
+        let budget_us = self.redo_budget_us();
         let page_reads_us = f64::from(pool.dirty_pages()) * self.config.recovery_page_read_us;
         let redo_us = (budget_us - page_reads_us).max(budget_us / 2.0);
         let recovery_age = (redo_us / SECOND_US as f64 * self.config.redo_apply_bytes_per_s) as u64;
@@ -456,7 +480,7 @@ impl Flushwise {
 
     /// Rule 8: dirty pages recovery could read within half its budget.
     fn dirty_pages_limit(&self) -> u32 {
-        let budget_us = self.config.max_recovery_time_us as f64 * RECOVERY_BUDGET_SHARE / 2.0;
+        let budget_us = self.redo_budget_us() / 2.0;
         (budget_us / self.config.recovery_page_read_us.max(0.1)).min(f64::from(u32::MAX)) as u32
     }
 }
@@ -873,6 +897,7 @@ mod tests {
             max_recovery_time_us: SECOND_US,
             redo_apply_bytes_per_s: 1e6,
             recovery_page_read_us: 1.0,
+            recovery_fixed_us: 0.0,
         });
         bounded.write_pages_per_s = 10_000.0;
         bounded.demand_pages_per_s = 10_000.0;
@@ -897,12 +922,46 @@ mod tests {
             max_recovery_time_us: SECOND_US,
             redo_apply_bytes_per_s: 10.0 * 1024.0 * 1024.0,
             recovery_page_read_us: 100.0,
+            recovery_fixed_us: 0.0,
         });
         let band = fw.age_band(&pool, 0.0);
         // 0.8 s of budget, one dirty page read: (0.8 s - 100 us) x 10 MiB/s.
         let expected = ((800_000.0 - 100.0) / 1e6 * 10.0 * 1024.0 * 1024.0) as u64;
         assert_eq!(band.target_bytes, expected);
         assert!(band.target_bytes < pool.redo().margins.max_modified_age_async_bytes);
+    }
+
+    #[test]
+    fn rule5_the_opens_fixed_cost_comes_out_of_the_budget_before_the_redo() {
+        let mut pool = pool();
+        dirty(&mut pool, 1, 10);
+        let config = FlushwiseConfig {
+            max_recovery_time_us: 5 * SECOND_US,
+            redo_apply_bytes_per_s: 10.0 * 1024.0 * 1024.0,
+            recovery_page_read_us: 100.0,
+            recovery_fixed_us: 0.0,
+        };
+        let free = Flushwise::new(config).age_band(&pool, 0.0).target_bytes;
+        // 4 s of budget; an open that costs 2.5 s leaves 1.5 s for the redo.
+        let fixed = Flushwise::new(FlushwiseConfig {
+            recovery_fixed_us: 2.5e6,
+            ..config
+        });
+        assert_eq!(fixed.redo_budget_us(), 1.5e6);
+        let target = fixed.age_band(&pool, 0.0).target_bytes;
+        let expected = ((1.5e6 - 100.0) / 1e6 * 10.0 * 1024.0 * 1024.0) as u64;
+        assert_eq!(target, expected);
+        assert!(target < free);
+        // A fixed cost past the budget cannot be flushed away: the redo
+        // keeps a tenth of the budget.
+        let past = Flushwise::new(FlushwiseConfig {
+            recovery_fixed_us: 9e6,
+            ..config
+        });
+        assert_eq!(past.redo_budget_us(), 0.4e6);
+        // And it is a parameter, with the engine's key.
+        let spec = crate::policy::PolicySpec::parse("flushwise:recovery_fixed_s=2.5").unwrap();
+        assert_eq!(FlushwiseConfig::from_params(spec.params()).recovery_fixed_us, 2.5e6);
     }
 
     #[test]
@@ -941,6 +1000,7 @@ mod tests {
             max_recovery_time_us: SECOND_US,
             redo_apply_bytes_per_s: 1e12,
             recovery_page_read_us: 10_000.0,
+            recovery_fixed_us: 0.0,
         });
         let (plan, rules) = with_ctx(&pool, 0, |ctx| fw.plan_flush_list(ctx));
         assert_eq!(plan.pages, 10);

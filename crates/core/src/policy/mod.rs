@@ -258,6 +258,8 @@ pub const MAX_RECOVERY_TIME_KEY: &str = "max_recovery_time_s";
 /// The redo apply rate, MiB/s, a policy that bounds recovery time assumes
 /// (the engine sets it from its measured recoveries unless it is given).
 pub const REDO_APPLY_RATE_KEY: &str = "redo_apply_mib_per_s";
+/// The time an open costs whatever the redo, s (measured by the engine).
+pub const RECOVERY_FIXED_KEY: &str = "recovery_fixed_s";
 
 /// The policy both shells run when none is named: flushwise's own
 /// (issue #12), which needs no parameter.

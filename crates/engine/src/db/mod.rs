@@ -124,7 +124,7 @@ use crate::storage::{EngineStorageError, IoMode, StorageError, StorageOpener};
 pub use bulk::{LoadOptions, LoadReport};
 pub use dir_lock::DirLock;
 pub use lock::{LockMode, LockTable, TxnId};
-pub use recovery::RecoveryReport;
+pub use recovery::{RecoveryPhases, RecoveryReport};
 pub use store::SharedStore;
 pub use txn::Txn;
 pub use undo::UndoEntry;

@@ -72,8 +72,34 @@ use crate::storage::{
 const EMULATED_DATA_OFFSET_BYTES: u64 = 64 << 20;
 const DOUBLEWRITE_SLOTS: u32 = crate::storage::doublewrite::DEFAULT_SLOTS;
 
+/// Wall time of each step of an open (the module's numbered steps). After a
+/// clean shutdown the steps that scale with the database's size (the
+/// free-page scan, verification if enabled) are all an open costs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RecoveryPhases {
+    /// Directory lock, options, files found.
+    pub open: Duration,
+    /// Step 1: the redo log opened and scanned from the checkpoint.
+    pub log_scan: Duration,
+    /// Step 2: data file opened, torn pages repaired from doublewrite.
+    pub doublewrite: Duration,
+    /// Step 3: every data page read and checked (when enabled).
+    pub verify: Duration,
+    /// Step 4: redo applied (with the page reads it needs).
+    pub redo_apply: Duration,
+    /// Step 6: the free-page set, built by reading every page's header.
+    pub free_page_scan: Duration,
+    /// Step 6: pending bulk loads found, catalog and trees opened.
+    pub catalog: Duration,
+    /// Step 6: losers rolled back and the rollback made durable.
+    pub undo: Duration,
+    /// Step 7: crashed bulk loads reclaimed, checkpoint (writes the pages
+    /// redo dirtied).
+    pub checkpoint: Duration,
+}
+
 /// What recovery did at open (all zero after a clean shutdown, except
-/// `pages_read`).
+/// `pages_read`, `duration` and `phases`).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct RecoveryReport {
     /// Data pages read and verified at open.
@@ -96,8 +122,12 @@ pub struct RecoveryReport {
     pub loads_reclaimed: u64,
     pub load_pages_reclaimed: u64,
     pub duration: Duration,
-    /// The redo apply rate of this database's recorded recoveries that the
-    /// policy was given (see [`super::recovery_profile`]), MiB/s.
+    /// Where `duration` went.
+    pub phases: RecoveryPhases,
+    /// The recovery costs measured on this database's earlier opens that
+    /// the policy was given (see [`super::recovery_profile`]): the open's
+    /// fixed part, s, and the redo apply rate beyond it, MiB/s.
+    pub measured_recovery_fixed_s: Option<f64>,
     pub measured_redo_apply_mib_per_s: Option<f64>,
     /// The recovery profile could not be read or written (the open went on).
     pub profile_error: Option<String>,
@@ -120,8 +150,26 @@ impl fmt::Display for RecoveryReport {
             self.load_pages_reclaimed,
             self.duration.as_secs_f64() * 1e3
         )?;
+        let p = &self.phases;
+        let ms = |d: Duration| d.as_secs_f64() * 1e3;
+        write!(
+            f,
+            " (open {:.1}, log scan {:.1}, doublewrite {:.1}, verify {:.1}, redo apply {:.1}, free-page scan {:.1}, catalog {:.1}, undo {:.1}, checkpoint {:.1} ms)",
+            ms(p.open),
+            ms(p.log_scan),
+            ms(p.doublewrite),
+            ms(p.verify),
+            ms(p.redo_apply),
+            ms(p.free_page_scan),
+            ms(p.catalog),
+            ms(p.undo),
+            ms(p.checkpoint)
+        )?;
         if let Some(from) = self.redo_resized_from_bytes {
             write!(f, ", redo log resized from {from} bytes")?;
+        }
+        if let Some(fixed) = self.measured_recovery_fixed_s {
+            write!(f, ", policy given the measured fixed open cost {fixed:.2} s")?;
         }
         if let Some(rate) = self.measured_redo_apply_mib_per_s {
             write!(f, ", policy given the measured redo apply rate {rate:.1} MiB/s")?;
@@ -267,15 +315,29 @@ pub(crate) fn open_database(dir: &Path, mut options: DbOptions, create: bool) ->
         }),
         _ => RecoveryProfile::default(),
     };
-    if let Some(rate) = profile.planning_rate_mib_per_s() {
-        let key = flushwise_core::policy::REDO_APPLY_RATE_KEY;
-        if options.policy.declares(key) && !options.policy.gives(key) {
-            // At least the parameter's minimum, so the spec stays valid.
+    let plan = profile.plan();
+    for (key, measured, least, slot) in [
+        (
+            flushwise_core::policy::RECOVERY_FIXED_KEY,
+            plan.fixed_s,
+            0.0,
+            &mut report.measured_recovery_fixed_s,
+        ),
+        (
+            flushwise_core::policy::REDO_APPLY_RATE_KEY,
+            plan.apply_mib_per_s,
+            0.1,
+            &mut report.measured_redo_apply_mib_per_s,
+        ),
+    ] {
+        if let Some(value) = measured.filter(|_| options.policy.declares(key) && !options.policy.gives(key)) {
+            // Rounded for the spec's text; at least the parameter's minimum.
+            let value = ((value * 1000.0).round() / 1000.0).max(least);
             options.policy = options
                 .policy
-                .with_param(key, (rate * 100.0).round().max(10.0) / 100.0)
+                .with_param(key, value)
                 .map_err(|reason| DbError::Options { reason })?;
-            report.measured_redo_apply_mib_per_s = Some(rate);
+            *slot = Some(value);
         }
     }
     let shell_config = Database::shell_config(&options)?;
@@ -326,6 +388,15 @@ pub(crate) fn open_database(dir: &Path, mut options: DbOptions, create: bool) ->
     }
 
     // 1. The redo log.
+    let mut phase = Instant::now();
+    let mut lap = move || {
+        let now = Instant::now();
+        let took = now - phase;
+        phase = now;
+        took
+    };
+    report.phases.open = started.elapsed();
+    lap();
     let redo_backend = match &storage {
         Some(opener) => opener.open(&paths.redo, create)?,
         None => open_file(&paths.redo, IoMode::Buffered, create)?,
@@ -344,6 +415,8 @@ pub(crate) fn open_database(dir: &Path, mut options: DbOptions, create: bool) ->
         }
     };
     let redo = Arc::new(redo);
+
+    report.phases.log_scan = lap();
 
     // 2. Data file and doublewrite repair.
     let emulated = options
@@ -378,6 +451,8 @@ pub(crate) fn open_database(dir: &Path, mut options: DbOptions, create: bool) ->
         None
     };
 
+    report.phases.doublewrite = lap();
+
     // 3. Verification. A corrupt page that redo would read fails now; the
     // others wait for the pending bulk loads (step 6).
     let mut corrupt_pages = Vec::new();
@@ -397,6 +472,8 @@ pub(crate) fn open_database(dir: &Path, mut options: DbOptions, create: bool) ->
         }
         corrupt_pages = corrupt;
     }
+
+    report.phases.verify = lap();
 
     // 4. Shell with the floor at the scan start, then redo.
     let txns = Arc::new(TxnTable::default());
@@ -446,6 +523,8 @@ pub(crate) fn open_database(dir: &Path, mut options: DbOptions, create: bool) ->
         }
     }
 
+    report.phases.redo_apply = lap();
+
     // 6. Catalog, trees, loser rollback.
     let store = SharedStore(Arc::new(shell.store(DATA_SPACE_ID)?));
     // Build the store's free-page set now, holding no latch: the store
@@ -453,6 +532,7 @@ pub(crate) fn open_database(dir: &Path, mut options: DbOptions, create: bool) ->
     // shared, which self-deadlocks when that allocation is a B+tree split
     // holding exclusive latches on the path.
     store.0.free_pages()?;
+    report.phases.free_page_scan = lap();
     let pending_loads = bulk::pending_loads(&store.0)?;
     if let Some((_, err)) = corrupt_pages
         .into_iter()
@@ -507,6 +587,7 @@ pub(crate) fn open_database(dir: &Path, mut options: DbOptions, create: bool) ->
         .map(|t| first_lsn.get(t).copied().unwrap_or(scan_start))
         .min();
     db.txns.set_recovery(loser_floor);
+    report.phases.catalog = lap();
     for (txn, entries) in &losers {
         for entry in entries.iter().rev() {
             let index = db.index_by_id(IndexId(entry.index_id)).map_err(|_| DbError::Recovery {
@@ -528,6 +609,8 @@ pub(crate) fn open_database(dir: &Path, mut options: DbOptions, create: bool) ->
     }
     db.redo.wait_durable(db.redo.current_lsn())?;
 
+    report.phases.undo = lap();
+
     // 7. Floor off, crashed bulk loads reclaimed, checkpoint.
     db.txns.set_recovery(None);
     for load in &pending_loads {
@@ -538,9 +621,16 @@ pub(crate) fn open_database(dir: &Path, mut options: DbOptions, create: bool) ->
     // The maximum binds users only: redo and the losers' undo above had to
     // complete whatever the size.
     db.store.0.tablespace().set_max_bytes(db.options.data_file_max_bytes);
+    report.phases.checkpoint = lap();
     report.duration = started.elapsed();
-    if let Some(path) = profile_path.filter(|_| report.redo_bytes_applied > 0) {
-        profile.record(report.redo_bytes_applied, report.duration);
+    if let Some(path) = profile_path.filter(|_| !create) {
+        // Verification is a check's option, not part of serving opens.
+        let took = report.duration.saturating_sub(report.phases.verify);
+        if report.redo_bytes_applied > 0 {
+            profile.record_recovery(report.redo_bytes_applied, took);
+        } else {
+            profile.record_open(took);
+        }
         if let Err(e) = profile.save(&path) {
             // Derived data: the database is recovered whether or not the
             // measurement is kept.

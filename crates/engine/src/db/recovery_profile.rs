@@ -1,44 +1,52 @@
-//! What this database's crash recoveries cost, measured, so that a policy
-//! that bounds recovery time (`flushwise`, `--max-recovery-time`) plans with
-//! this machine's redo apply rate instead of an assumed one (issue #12).
+//! What this database's opens and crash recoveries cost, measured, so that
+//! a policy that bounds recovery time (`flushwise`, `--max-recovery-time`)
+//! plans with this machine's figures instead of assumed ones (issue #12).
 //!
-//! After every open that applied redo (a crash recovery), the open records
-//! one sample: the redo bytes from the checkpoint to the end of the log and
-//! the whole open's wall time (log scan, doublewrite repair, page
-//! verification if enabled, redo apply with the page reads it needs, loser
-//! rollback, final checkpoint): everything a user waits for before the
-//! database answers. The file keeps the last [`PROFILE_SAMPLES`] samples.
+//! Recovery time here is a fixed part plus a part that grows with the redo:
+//! `recovery_s ~ fixed_s + redo_bytes / apply_rate`. Every open pays the
+//! fixed part (the log's header, the doublewrite file, and the free-page
+//! scan, which reads every page's header: it grows with the database, not
+//! with the redo); a crash recovery adds the redo scan and apply (with the
+//! page reads it needs), the losers' rollback and the checkpoint of the
+//! pages it dirtied. So:
+//! - every clean open (no redo to apply) records its wall time: the fixed
+//!   part, measured;
+//! - every crash recovery records its redo bytes and wall time; its rate is
+//!   `redo_bytes / (time - fixed)`.
 //!
-//! The rate a policy is given is the *slowest* of the kept samples that
-//! applied at least [`RATE_SAMPLE_MIN_BYTES`] (a recovery of a few
-//! kilobytes measures fixed costs, not a rate). Measured on this disk
-//! (EXPERIMENTS.md, "The recovery bound"): five recoveries of the same
-//! database applied 11.2-14.6 MB/s, slower as the database aged, so the
-//! latest alone would be optimistic.
+//! Both exclude page verification (`verify_pages_at_open`, an option of
+//! checks, not of serving opens). The file keeps the last [`PROFILE_SAMPLES`]
+//! of each. A policy plans with the *largest* recent fixed part and the
+//! *slowest* recent rate among recoveries that applied at least
+//! [`RATE_SAMPLE_MIN_BYTES`] (a few kilobytes of redo measure noise): five
+//! recoveries of one database applied 6-10 MB/s overall, slower as it aged
+//! (EXPERIMENTS.md, "The recovery bound"), so the latest alone would be
+//! optimistic.
 //!
 //! File: `flushwise.recovery` beside the redo log, text, one sample per
-//! line (`redo_bytes recovery_us`), `#` comments. It is derived data: a
-//! missing file means "no measurement yet", a malformed one is reported
-//! (`RecoveryProfile::load` names the file and line) and the open goes on
-//! with the default rate; the next recovery rewrites it. Writes go to a
+//! line: `open US` or `recovery REDO_BYTES US`, `#` comments. It is derived
+//! data: a missing file means "nothing measured yet"; a malformed one is
+//! reported (`RecoveryProfile::load` names the file and the line), the open
+//! goes on with the defaults, and the next open rewrites it. Writes go to a
 //! temporary file, are synced, and renamed over the old one, so a crash
 //! mid-write leaves the old profile or the new one, never a mix.
 //!
-//! Invariants: at most [`PROFILE_SAMPLES`] samples, oldest first; every
-//! sample has a non-zero duration.
+//! Invariants: at most [`PROFILE_SAMPLES`] samples of each kind, oldest
+//! first; every duration is non-zero.
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-/// Samples kept (the most recent).
+/// Samples kept of each kind (the most recent).
 pub const PROFILE_SAMPLES: usize = 8;
-/// A sample gives a rate only if it applied at least this much redo.
+/// A recovery gives a rate only if it applied at least this much redo.
 pub const RATE_SAMPLE_MIN_BYTES: u64 = 8 << 20;
 /// The profile's file name, in the redo log's directory.
 pub const PROFILE_FILE_NAME: &str = "flushwise.recovery";
 
-const HEADER: &str = "# flushwise recovery profile: one crash recovery per line, `redo_bytes_applied recovery_us`";
+const HEADER: &str =
+    "# flushwise recovery profile: `open US` (a clean open) or `recovery REDO_BYTES US` (a crash recovery)";
 
 /// One crash recovery, measured.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -47,16 +55,29 @@ pub struct RecoverySample {
     pub recovery_us: u64,
 }
 
-impl RecoverySample {
-    pub fn bytes_per_s(&self) -> f64 {
-        self.redo_bytes as f64 / (self.recovery_us.max(1) as f64 / 1e6)
-    }
+/// What a policy should plan with, from the profile.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct RecoveryPlan {
+    /// What an open costs whatever the redo, s (largest recent clean open).
+    pub fixed_s: Option<f64>,
+    /// Redo applied per second beyond that, MiB/s (slowest recent recovery).
+    pub apply_mib_per_s: Option<f64>,
 }
 
-/// The recent recoveries of one database.
+/// The recent opens and recoveries of one database.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct RecoveryProfile {
-    samples: Vec<RecoverySample>,
+    opens_us: Vec<u64>,
+    recoveries: Vec<RecoverySample>,
+}
+
+fn to_us(d: Duration) -> u64 {
+    u64::try_from(d.as_micros()).unwrap_or(u64::MAX).max(1)
+}
+
+fn keep_last<T>(v: &mut Vec<T>) {
+    let excess = v.len().saturating_sub(PROFILE_SAMPLES);
+    v.drain(..excess);
 }
 
 impl RecoveryProfile {
@@ -64,8 +85,12 @@ impl RecoveryProfile {
         redo_dir.join(PROFILE_FILE_NAME)
     }
 
-    pub fn samples(&self) -> &[RecoverySample] {
-        &self.samples
+    pub fn opens_us(&self) -> &[u64] {
+        &self.opens_us
+    }
+
+    pub fn recoveries(&self) -> &[RecoverySample] {
+        &self.recoveries
     }
 
     /// Reads the profile at `path`; a missing file is an empty profile. An
@@ -80,54 +105,68 @@ impl RecoveryProfile {
     }
 
     fn parse(text: &str) -> Result<RecoveryProfile, String> {
-        let mut samples = Vec::new();
+        let mut profile = RecoveryProfile::default();
         for (n, line) in text.lines().enumerate() {
             let line = line.trim();
             if line.is_empty() || line.starts_with('#') {
                 continue;
             }
-            let mut fields = line.split_whitespace().map(str::parse::<u64>);
-            let sample = match (fields.next(), fields.next(), fields.next()) {
-                (Some(Ok(redo_bytes)), Some(Ok(recovery_us)), None) if recovery_us > 0 => RecoverySample {
-                    redo_bytes,
-                    recovery_us,
-                },
-                _ => {
-                    return Err(format!(
-                        "line {}: expected `redo_bytes recovery_us` (two integers, the second > 0), found {line:?}",
-                        n + 1
-                    ))
+            let mut words = line.split_whitespace();
+            let kind = words.next();
+            let numbers: Vec<Option<u64>> = words.map(|w| w.parse().ok()).collect();
+            match (kind, numbers.as_slice()) {
+                (Some("open"), [Some(us)]) if *us > 0 => profile.opens_us.push(*us),
+                (Some("recovery"), [Some(redo_bytes), Some(recovery_us)]) if *recovery_us > 0 => {
+                    profile.recoveries.push(RecoverySample {
+                        redo_bytes: *redo_bytes,
+                        recovery_us: *recovery_us,
+                    })
                 }
-            };
-            samples.push(sample);
+                _ => return Err(format!(
+                    "line {}: expected `open US` or `recovery REDO_BYTES US` (integers, durations > 0), found {line:?}",
+                    n + 1
+                )),
+            }
         }
-        let keep_from = samples.len().saturating_sub(PROFILE_SAMPLES);
-        Ok(RecoveryProfile {
-            samples: samples.split_off(keep_from),
-        })
+        keep_last(&mut profile.opens_us);
+        keep_last(&mut profile.recoveries);
+        Ok(profile)
     }
 
-    /// Adds a recovery, dropping the oldest beyond [`PROFILE_SAMPLES`].
-    pub fn record(&mut self, redo_bytes: u64, took: Duration) {
-        let recovery_us = u64::try_from(took.as_micros()).unwrap_or(u64::MAX).max(1);
-        self.samples.push(RecoverySample {
+    /// Adds a clean open's wall time.
+    pub fn record_open(&mut self, took: Duration) {
+        self.opens_us.push(to_us(took));
+        keep_last(&mut self.opens_us);
+    }
+
+    /// Adds a crash recovery.
+    pub fn record_recovery(&mut self, redo_bytes: u64, took: Duration) {
+        self.recoveries.push(RecoverySample {
             redo_bytes,
-            recovery_us,
+            recovery_us: to_us(took),
         });
-        if self.samples.len() > PROFILE_SAMPLES {
-            self.samples.remove(0);
-        }
-        debug_assert!(self.samples.len() <= PROFILE_SAMPLES);
+        keep_last(&mut self.recoveries);
     }
 
-    /// The rate to plan with: the slowest sample of at least
-    /// [`RATE_SAMPLE_MIN_BYTES`], in MiB/s; `None` before any.
-    pub fn planning_rate_mib_per_s(&self) -> Option<f64> {
-        self.samples
+    /// The figures to plan with (see the module documentation). A
+    /// recovery's time beyond the fixed part is taken as at least a tenth
+    /// of its time, so a noisy fixed part cannot make a rate infinite.
+    pub fn plan(&self) -> RecoveryPlan {
+        let fixed_us = self.opens_us.iter().copied().max();
+        let apply = self
+            .recoveries
             .iter()
             .filter(|s| s.redo_bytes >= RATE_SAMPLE_MIN_BYTES)
-            .map(|s| s.bytes_per_s() / f64::from(1u32 << 20))
-            .min_by(f64::total_cmp)
+            .map(|s| {
+                let total = s.recovery_us as f64;
+                let redo_us = (total - fixed_us.unwrap_or(0) as f64).max(total / 10.0);
+                s.redo_bytes as f64 / (redo_us / 1e6) / f64::from(1u32 << 20)
+            })
+            .min_by(f64::total_cmp);
+        RecoveryPlan {
+            fixed_s: fixed_us.map(|us| us as f64 / 1e6),
+            apply_mib_per_s: apply,
+        }
     }
 
     /// Writes the profile to `path` (temporary file, fsync, rename, fsync
@@ -137,8 +176,11 @@ impl RecoveryProfile {
         let tmp = path.with_extension("recovery.tmp");
         let mut text = String::from(HEADER);
         text.push('\n');
-        for s in &self.samples {
-            text.push_str(&format!("{} {}\n", s.redo_bytes, s.recovery_us));
+        for us in &self.opens_us {
+            text.push_str(&format!("open {us}\n"));
+        }
+        for s in &self.recoveries {
+            text.push_str(&format!("recovery {} {}\n", s.redo_bytes, s.recovery_us));
         }
         let mut file = std::fs::File::create(&tmp).map_err(|e| err("create", &tmp, e))?;
         file.write_all(text.as_bytes()).map_err(|e| err("write", &tmp, e))?;
@@ -158,26 +200,40 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_planning_rate_is_the_slowest_recovery_large_enough_to_measure_one() {
+    fn the_plan_is_the_largest_fixed_part_and_the_slowest_rate_beyond_it() {
         let mut p = RecoveryProfile::default();
-        assert_eq!(p.planning_rate_mib_per_s(), None, "no measurement yet");
-        // A tiny recovery measures fixed costs: not a rate.
-        p.record(100_000, Duration::from_millis(300));
-        assert_eq!(p.planning_rate_mib_per_s(), None);
-        p.record(64 << 20, Duration::from_secs(4));
-        p.record(32 << 20, Duration::from_secs(1));
-        let rate = p.planning_rate_mib_per_s().unwrap();
-        assert!((rate - 16.0).abs() < 1e-9, "{rate}");
+        assert_eq!(p.plan(), RecoveryPlan::default(), "nothing measured yet");
+        // A tiny recovery measures noise, not a rate.
+        p.record_recovery(100_000, Duration::from_millis(300));
+        assert_eq!(p.plan().apply_mib_per_s, None);
+        // Without a clean open, the whole time is the redo's.
+        p.record_recovery(64 << 20, Duration::from_secs(4));
+        assert_eq!(p.plan().apply_mib_per_s, Some(16.0));
+        p.record_open(Duration::from_millis(1500));
+        p.record_open(Duration::from_secs(2));
+        p.record_recovery(32 << 20, Duration::from_secs(3));
+        let plan = p.plan();
+        assert_eq!(plan.fixed_s, Some(2.0));
+        // 64 MiB in 4 - 2 s = 32 MiB/s; 32 MiB in 3 - 2 s = 32 MiB/s.
+        assert_eq!(plan.apply_mib_per_s, Some(32.0));
+        p.record_recovery(16 << 20, Duration::from_secs(4));
+        assert_eq!(p.plan().apply_mib_per_s, Some(8.0), "the slowest wins");
+        // A recovery no longer than the fixed part still gives a finite rate.
+        p.record_recovery(10 << 20, Duration::from_secs(1));
+        assert_eq!(p.plan().apply_mib_per_s, Some(8.0));
     }
 
     #[test]
-    fn only_the_latest_samples_are_kept() {
+    fn only_the_latest_samples_of_each_kind_are_kept() {
         let mut p = RecoveryProfile::default();
         for i in 1..=(PROFILE_SAMPLES as u64 + 3) {
-            p.record(i << 20, Duration::from_secs(1));
+            p.record_recovery(i << 20, Duration::from_secs(1));
+            p.record_open(Duration::from_millis(i));
         }
-        assert_eq!(p.samples().len(), PROFILE_SAMPLES);
-        assert_eq!(p.samples()[0].redo_bytes, 4 << 20, "the three oldest dropped");
+        assert_eq!(p.recoveries().len(), PROFILE_SAMPLES);
+        assert_eq!(p.recoveries()[0].redo_bytes, 4 << 20, "the three oldest dropped");
+        assert_eq!(p.opens_us().len(), PROFILE_SAMPLES);
+        assert_eq!(p.opens_us()[0], 4_000);
     }
 
     #[test]
@@ -186,8 +242,9 @@ mod tests {
         let path = RecoveryProfile::path_in(dir.path());
         assert_eq!(RecoveryProfile::load(&path).unwrap(), RecoveryProfile::default());
         let mut p = RecoveryProfile::default();
-        p.record(50_000_000, Duration::from_micros(3_900_123));
-        p.record(60_000_000, Duration::from_micros(4_800_000));
+        p.record_open(Duration::from_micros(2_100_321));
+        p.record_recovery(50_000_000, Duration::from_micros(3_900_123));
+        p.record_recovery(60_000_000, Duration::from_micros(4_800_000));
         p.save(&path).unwrap();
         assert_eq!(RecoveryProfile::load(&path).unwrap(), p);
         assert!(
@@ -200,13 +257,13 @@ mod tests {
     fn a_malformed_line_is_an_error_naming_the_file_and_line() {
         let dir = tempfile::tempdir().unwrap();
         let path = RecoveryProfile::path_in(dir.path());
-        std::fs::write(&path, format!("{HEADER}\n1000 20\nten 5\n")).unwrap();
+        std::fs::write(&path, format!("{HEADER}\nopen 20\nrecovery ten 5\n")).unwrap();
         let e = RecoveryProfile::load(&path).unwrap_err();
         assert!(
-            e.contains(PROFILE_FILE_NAME) && e.contains("line 3") && e.contains("ten 5"),
+            e.contains(PROFILE_FILE_NAME) && e.contains("line 3") && e.contains("recovery ten 5"),
             "{e}"
         );
-        std::fs::write(&path, "1000 0\n").unwrap();
+        std::fs::write(&path, "open 0\n").unwrap();
         let e = RecoveryProfile::load(&path).unwrap_err();
         assert!(e.contains("line 1"), "a zero duration is refused: {e}");
     }
