@@ -54,11 +54,6 @@ impl EngineRunArgs {
     }
 }
 
-/// `--buffer-pool` against this machine's memory, before anything else.
-pub fn check_pool_flag(engine: &EngineRunArgs) -> Result<(), String> {
-    lab::check_pool(engine.buffer_pool())
-}
-
 /// Options to open a prepared database with the run's engine settings.
 pub fn run_options(
     location: &DbLocationArgs,

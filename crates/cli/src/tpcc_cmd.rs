@@ -116,12 +116,8 @@ pub fn run_config(engine: &crate::args::EngineRunArgs) -> Result<(RunConfig, Opt
 
 pub fn run(args: &TpccRunArgs) -> Result<(), String> {
     let dir = &args.location.dir;
-    // Flags first: nothing is read or locked for a run that cannot start.
-    engine_opts::check_pool_flag(&args.engine)?;
-    let (mut run, steady_warmup_min) = run_config(&args.engine)?;
-    let (lock, manifest) = database::open_prepared(dir, args.location.redo_dir.as_deref())?;
-    let mut options = engine_opts::run_options(&args.location, &args.engine, &args.policy, &manifest)?;
-    options.dir_lock = Some(lock);
+    let mut prepared =
+        flushwise_lab::engine_options::prepare_run(&args.location.location(), &args.engine.settings(), &args.policy)?;
     let live = crate::live::Live::start(&args.metrics)?;
     let publish = |sample: &flushwise_sim::LiveSample| {
         if let Some(l) = &live {
@@ -130,13 +126,14 @@ pub fn run(args: &TpccRunArgs) -> Result<(), String> {
     };
     // From here on Ctrl-C / SIGTERM end the run early with a partial
     // summary and a clean close.
-    run.interrupt = Some(crate::interrupt::install()?);
+    prepared.run.interrupt = Some(crate::interrupt::install()?);
+    let manifest = &prepared.manifest;
     let spec = EngineRunSpec {
         dir,
-        options,
-        manifest: &manifest,
-        run,
-        steady_warmup_min,
+        options: prepared.options,
+        manifest,
+        run: prepared.run,
+        steady_warmup_min: prepared.steady_warmup_min,
         trace: args.trace.clone(),
         decisions: args.decisions.clone(),
         flush_log_at_trx_commit: args.engine.flush_log_at_commit,

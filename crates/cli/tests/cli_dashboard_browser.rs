@@ -83,12 +83,23 @@ fn dashboard_draws_a_finished_sim_run_in_headless_chromium() {
     run.wait_for_result(Duration::from_secs(120), |_| {});
     let url = format!("http://{}/", run.addr);
 
-    let out = chromium(&browser, &["--virtual-time-budget=5000", "--dump-dom", &url]);
+    let out = chromium(
+        &browser,
+        &[
+            "--window-size=1400,1000",
+            "--virtual-time-budget=5000",
+            "--dump-dom",
+            &url,
+        ],
+    );
     let dom = String::from_utf8_lossy(&out.stdout);
     let points = attribute(&dom, "data-points");
     assert!(points >= 25, "{points} points drawn for a 30 s run");
     assert_eq!(attribute(&dom, "data-charts"), 4, "every chart has data");
     assert!(attribute(&dom, "data-decisions") > 0, "the decision log shows entries");
+    // mysql56 reports 8 parameters (`flushwise policies`); all are shown.
+    assert_eq!(attribute(&dom, "data-params"), 8, "every parameter has a row");
+    assert_eq!(attribute(&dom, "data-params-clipped"), 0, "no parameter row is cut off");
     assert!(dom.contains("mysql56") && dom.contains("finished"), "{dom}");
 
     let shot = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("dashboard.png");

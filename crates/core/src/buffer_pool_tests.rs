@@ -646,9 +646,10 @@ fn lru_written_pages_stay_on_lru_in_56() {
 /// `oldest + 2 x (age - sync margin)`; while a flush-list batch is in
 /// flight it waits for it (`buf_flush_list` skips a busy instance, then
 /// `buf_flush_wait_batch_end`) and checks again. 5.7: one times the excess.
+/// Writers that wait for the cleaner never flush.
 #[test]
 fn sync_preflush_targets_twice_the_excess_and_waits_for_a_running_batch_in_56() {
-    use crate::free_page_path::FreePagePath;
+    use crate::free_page_path::{FreePagePath, PreflushAdvance};
     let setup = |path: FreePagePath| {
         let mut config = BufferPoolConfig::small(64);
         config.redo = RedoConfig {
@@ -695,6 +696,28 @@ fn sync_preflush_targets_twice_the_excess_and_waits_for_a_running_batch_in_56() 
     );
     p.complete_write(cleaner_batch[0].frame);
     assert!(matches!(p.redo_free_check(), FreeCheck::SyncFlush(_)));
+    // Writers that wait for the cleaner (8.0, MariaDB 10.5+, flushwise)
+    // write nothing, whatever is running, until the age is back in.
+    let waiting = FreePagePath {
+        preflush_advance: PreflushAdvance::WaitForCleaner,
+        ..FreePagePath::MYSQL_5_7
+    };
+    let mut p = setup(waiting);
+    let waits = p.counters().sync_flush_waits;
+    assert_eq!(p.redo_free_check(), FreeCheck::WaitForFlush);
+    assert_eq!(p.counters().sync_flush_waits, waits + 1, "counted as a wait");
+    assert_eq!(p.counters().sync_recoverability_writes, 0);
+    let (cleaner_batch, _) = p.flush_list_batch(u32::MAX, Lsn(10 + 5_100), WriteKind::FlushList);
+    assert_eq!(cleaner_batch.len(), 6);
+    for w in &cleaner_batch {
+        p.complete_write(w.frame);
+    }
+    assert_eq!(
+        p.redo_free_check(),
+        FreeCheck::Proceed,
+        "the cleaner brought the age back"
+    );
+    p.check_invariants();
 }
 
 /// `flushwise` rule 9: within `depth` of the tail, a dirty page first

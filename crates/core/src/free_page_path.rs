@@ -194,6 +194,15 @@ pub enum PreflushAdvance {
     TwiceExcessWaitRunning,
     /// 5.7: to `oldest + (age - sync margin)`; no wait for others' batches.
     Excess,
+    /// No writer writes: it waits (a redo-space stall) while the page
+    /// cleaner brings the age back under the margin, as MySQL 8.0's
+    /// `log_free_check` (`innodb_flush_sync`) and MariaDB 10.5+'s
+    /// (`log_checkpoint_margin` -> `buf_flush_wait_flushed`) do. Only for a
+    /// policy whose cleaner is sure to flush past the sync margin (flushwise:
+    /// past its target age, which is below it, every slice is urgent and the
+    /// cleaner loops at once); not offered as a parameter, because a cleaner
+    /// that never flushes there would leave writers waiting.
+    WaitForCleaner,
 }
 
 /// A policy's named free-page-path parameters (see the module docs).
@@ -285,7 +294,8 @@ impl FreePagePath {
     /// (name, value) pairs for a policy's `parameters()`: the scan depth as
     /// pages (0 = follows Pscan), and 1 where the 5.6.15 rule of each other
     /// field holds, 0 where the later one does (all_datafiles is 2; for
-    /// `single_page_flush`, MariaDB's wait for the cleaner is the later one).
+    /// `single_page_flush`, MariaDB's wait for the cleaner is the later one;
+    /// `preflush_twice_excess` is -1 where writers wait for the cleaner).
     pub fn parameters(&self) -> [(&'static str, f64); 4] {
         [
             (
@@ -309,9 +319,11 @@ impl FreePagePath {
             ),
             (
                 "preflush_twice_excess",
-                f64::from(u8::from(
-                    self.preflush_advance == PreflushAdvance::TwiceExcessWaitRunning,
-                )),
+                match self.preflush_advance {
+                    PreflushAdvance::TwiceExcessWaitRunning => 1.0,
+                    PreflushAdvance::Excess => 0.0,
+                    PreflushAdvance::WaitForCleaner => -1.0,
+                },
             ),
         ]
     }

@@ -11,7 +11,7 @@
 //! the database's directory lock from before it reads the manifest until
 //! after it closed the database ([`database::open_prepared`]).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -354,6 +354,37 @@ pub struct RunFiles {
     pub decisions: Option<PathBuf>,
 }
 
+/// What a `tpcc run` has settled before it starts: the settings checked
+/// (nothing is read or locked for a run that cannot start), then the
+/// directory locked (the lock travels in `options.dir_lock`), its manifest
+/// read and the engine's options built. Both the command line and
+/// [`run_tpcc`] start from here.
+pub struct PreparedRun {
+    pub manifest: Manifest,
+    pub options: DbOptions,
+    pub run: RunConfig,
+    /// `--warmup steady`'s least warm-up.
+    pub steady_warmup_min: Option<Duration>,
+}
+
+pub fn prepare_run(
+    location: &DbLocation,
+    settings: &EngineSettings,
+    policy: &PolicySpec,
+) -> Result<PreparedRun, String> {
+    check_pool(&settings.buffer_pool)?;
+    let (run, steady_warmup_min) = run_config(settings)?;
+    let (lock, manifest) = database::open_prepared(&location.dir, location.redo_dir.as_deref())?;
+    let mut options = run_options(location, settings, policy, &manifest)?;
+    options.dir_lock = Some(lock);
+    Ok(PreparedRun {
+        manifest,
+        options,
+        run,
+        steady_warmup_min,
+    })
+}
+
 /// One `tpcc run` on the prepared database at `location`: the settings are
 /// checked, the directory locked, the database opened with the run's
 /// settings, the mix driven, the database closed. `interrupt` ends the run
@@ -366,20 +397,14 @@ pub fn run_tpcc(
     interrupt: Option<Arc<AtomicBool>>,
     on_row: impl FnMut(&IntervalRow),
 ) -> Result<EngineRunOutput, String> {
-    let dir: &Path = &location.dir;
-    // Settings first: nothing is read or locked for a run that cannot start.
-    check_pool(&settings.buffer_pool)?;
-    let (mut run, steady_warmup_min) = run_config(settings)?;
-    let (lock, manifest) = database::open_prepared(dir, location.redo_dir.as_deref())?;
-    let mut options = run_options(location, settings, policy, &manifest)?;
-    options.dir_lock = Some(lock);
-    run.interrupt = interrupt;
+    let mut prepared = prepare_run(location, settings, policy)?;
+    prepared.run.interrupt = interrupt;
     let spec = EngineRunSpec {
-        dir,
-        options,
-        manifest: &manifest,
-        run,
-        steady_warmup_min,
+        dir: &location.dir,
+        options: prepared.options,
+        manifest: &prepared.manifest,
+        run: prepared.run,
+        steady_warmup_min: prepared.steady_warmup_min,
         trace: files.trace.clone(),
         decisions: files.decisions.clone(),
         flush_log_at_trx_commit: settings.flush_log_at_commit,

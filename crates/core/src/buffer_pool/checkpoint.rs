@@ -37,6 +37,8 @@ impl BufferPool {
                 (age - sync_margin).saturating_mul(2)
             }
             PreflushAdvance::Excess => age - sync_margin,
+            // The cleaner flushes; completions wake the writer to check again.
+            PreflushAdvance::WaitForCleaner => return FreeCheck::WaitForFlush,
         };
         let target = self.oldest_modification().advance(advance);
         let (writes, _) = self.flush_list_batch(u32::MAX, target, WriteKind::SyncRecoverability);

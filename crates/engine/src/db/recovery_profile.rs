@@ -122,10 +122,12 @@ impl RecoveryProfile {
                         recovery_us: *recovery_us,
                     })
                 }
-                _ => return Err(format!(
+                _ => {
+                    return Err(format!(
                     "line {}: expected `open US` or `recovery REDO_BYTES US` (integers, durations > 0), found {line:?}",
                     n + 1
-                )),
+                ))
+                }
             }
         }
         keep_last(&mut profile.opens_us);
