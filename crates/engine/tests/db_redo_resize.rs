@@ -50,6 +50,14 @@ fn a_cleanly_closed_database_gets_the_new_capacity_and_keeps_every_row() {
     let db = Database::open(dir.path(), options(8 << 20)).unwrap();
     assert_eq!(db.redo().capacity_bytes(), 4 << 20);
     db.close().unwrap();
+    let profile_path = flushwise_engine::db::recovery_profile::RecoveryProfile::path_in(dir.path());
+    let opens_recorded = || {
+        flushwise_engine::db::recovery_profile::RecoveryProfile::load(&profile_path)
+            .unwrap()
+            .opens_us()
+            .len()
+    };
+    assert_eq!(opens_recorded(), 1, "a clean open is measured");
 
     for new_capacity in [8u64 << 20, 2 << 20] {
         let opts = DbOptions {
@@ -62,6 +70,8 @@ fn a_cleanly_closed_database_gets_the_new_capacity_and_keeps_every_row() {
         assert!(db.redo().current_lsn() >= lsn_before, "LSNs never go backwards");
         check(&db, 500);
         db.close().unwrap();
+        // Writing a new log file is not what an open costs.
+        assert_eq!(opens_recorded(), 1, "a resizing open is not measured");
     }
 
     // The resized log works across a crash too.

@@ -623,7 +623,9 @@ pub(crate) fn open_database(dir: &Path, mut options: DbOptions, create: bool) ->
     db.store.0.tablespace().set_max_bytes(db.options.data_file_max_bytes);
     report.phases.checkpoint = lap();
     report.duration = started.elapsed();
-    if let Some(path) = profile_path.filter(|_| !create) {
+    // An open that resized the redo log wrote a new log file: its time is
+    // the resize's, not what opening costs, so it is not recorded.
+    if let Some(path) = profile_path.filter(|_| !create && report.redo_resized_from_bytes.is_none()) {
         // Verification is a check's option, not part of serving opens.
         let took = report.duration.saturating_sub(report.phases.verify);
         if report.redo_bytes_applied > 0 {

@@ -15,7 +15,8 @@
 //!   `redo_bytes / (time - fixed)`.
 //!
 //! Both exclude page verification (`verify_pages_at_open`, an option of
-//! checks, not of serving opens). The file keeps the last [`PROFILE_SAMPLES`]
+//! checks, not of serving opens); an open that resized the redo log (it
+//! writes a new log file, 6.5 s for 2 GiB here) is not recorded. The file keeps the last [`PROFILE_SAMPLES`]
 //! of each. A policy plans with the *largest* recent fixed part and the
 //! *slowest* recent rate among recoveries that applied at least
 //! [`RATE_SAMPLE_MIN_BYTES`] (a few kilobytes of redo measure noise): five
