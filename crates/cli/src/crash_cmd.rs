@@ -46,33 +46,21 @@ fn child_args(raw: &[String]) -> Result<Vec<String>, String> {
 }
 
 /// The recovery costs the next run's policy plans with, and where they
-/// come from (the engine's rule at open, `recovery_profile`: given, else
-/// this database's measured opens and recoveries, else the default).
-/// `None` if the policy does not bound recovery time.
+/// come from (the engine's own rule at open,
+/// `recovery_profile::policy_costs`). `None` if the policy has none.
 fn planned_costs(
     policy: &flushwise_core::policy::PolicySpec,
     options: &flushwise_engine::db::DbOptions,
     dir: &std::path::Path,
 ) -> Option<[(f64, &'static str); 2]> {
-    use flushwise_core::policy::{RECOVERY_FIXED_KEY, REDO_APPLY_RATE_KEY};
-    if !policy.declares(REDO_APPLY_RATE_KEY) {
-        return None;
-    }
     let redo_dir = options.redo_dir.as_deref().unwrap_or(dir);
     let plan = RecoveryProfile::load(&RecoveryProfile::path_in(redo_dir))
         .map(|p| p.plan())
         .unwrap_or_default();
-    let pick = |key: &str, measured: Option<f64>| {
-        if policy.gives(key) {
-            (policy.params().f64(key), "given")
-        } else {
-            measured.map_or((policy.params().f64(key), "default"), |m| (m, "measured"))
-        }
-    };
-    Some([
-        pick(RECOVERY_FIXED_KEY, plan.fixed_s),
-        pick(REDO_APPLY_RATE_KEY, plan.apply_mib_per_s),
-    ])
+    match flushwise_engine::db::recovery_profile::policy_costs(policy, plan).as_slice() {
+        [(_, fixed, a), (_, rate, b)] => Some([(*fixed, a.name()), (*rate, b.name())]),
+        _ => None,
+    }
 }
 
 pub fn crash(args: &TpccCrashArgs) -> Result<(), String> {

@@ -315,29 +315,18 @@ pub(crate) fn open_database(dir: &Path, mut options: DbOptions, create: bool) ->
         }),
         _ => RecoveryProfile::default(),
     };
-    let plan = profile.plan();
-    for (key, measured, least, slot) in [
-        (
-            flushwise_core::policy::RECOVERY_FIXED_KEY,
-            plan.fixed_s,
-            0.0,
-            &mut report.measured_recovery_fixed_s,
-        ),
-        (
-            flushwise_core::policy::REDO_APPLY_RATE_KEY,
-            plan.apply_mib_per_s,
-            0.1,
-            &mut report.measured_redo_apply_mib_per_s,
-        ),
-    ] {
-        if let Some(value) = measured.filter(|_| options.policy.declares(key) && !options.policy.gives(key)) {
-            // Rounded for the spec's text; at least the parameter's minimum.
-            let value = ((value * 1000.0).round() / 1000.0).max(least);
-            options.policy = options
-                .policy
-                .with_param(key, value)
-                .map_err(|reason| DbError::Options { reason })?;
-            *slot = Some(value);
+    for (key, value, source) in super::recovery_profile::policy_costs(&options.policy, profile.plan()) {
+        if source != super::recovery_profile::CostSource::Measured {
+            continue;
+        }
+        options.policy = options
+            .policy
+            .with_param(key, value)
+            .map_err(|reason| DbError::Options { reason })?;
+        if key == flushwise_core::policy::RECOVERY_FIXED_KEY {
+            report.measured_recovery_fixed_s = Some(value);
+        } else {
+            report.measured_redo_apply_mib_per_s = Some(value);
         }
     }
     let shell_config = Database::shell_config(&options)?;

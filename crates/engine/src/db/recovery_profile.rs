@@ -65,6 +65,48 @@ pub struct RecoveryPlan {
     pub apply_mib_per_s: Option<f64>,
 }
 
+/// Where a recovery cost a policy plans with comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CostSource {
+    Given,
+    Measured,
+    Default,
+}
+
+impl CostSource {
+    pub fn name(self) -> &'static str {
+        match self {
+            CostSource::Given => "given",
+            CostSource::Measured => "measured",
+            CostSource::Default => "default",
+        }
+    }
+}
+
+/// The recovery costs `policy` plans with under `plan`: the open's fixed
+/// part, then the apply rate, each as (parameter, value, source): given
+/// by the user, else measured (rounded for the spec's text, at least the
+/// parameter's minimum), else the default. Empty for a policy without
+/// them. The one rule the engine applies at open and `tpcc crash` reports.
+pub fn policy_costs(
+    policy: &flushwise_core::policy::PolicySpec,
+    plan: RecoveryPlan,
+) -> Vec<(&'static str, f64, CostSource)> {
+    use flushwise_core::policy::{RECOVERY_FIXED_KEY, REDO_APPLY_RATE_KEY};
+    [
+        (RECOVERY_FIXED_KEY, plan.fixed_s, 0.0),
+        (REDO_APPLY_RATE_KEY, plan.apply_mib_per_s, 0.1),
+    ]
+    .into_iter()
+    .filter(|(key, _, _)| policy.declares(key))
+    .map(|(key, measured, least)| match measured {
+        _ if policy.gives(key) => (key, policy.params().f64(key), CostSource::Given),
+        Some(m) => (key, ((m * 1000.0).round() / 1000.0).max(least), CostSource::Measured),
+        None => (key, policy.params().f64(key), CostSource::Default),
+    })
+    .collect()
+}
+
 /// The recent opens and recoveries of one database.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct RecoveryProfile {
