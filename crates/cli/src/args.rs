@@ -55,6 +55,11 @@ pub enum Command {
     /// TPC-C on the real engine: prepare, run, check, export.
     #[command(subcommand)]
     Tpcc(TpccCommand),
+    /// TPC-H on the real engine: prepare, run (power and throughput
+    /// tests), answers (the 22 queries with the validation parameters),
+    /// export.
+    #[command(subcommand)]
+    Tpch(TpchCommand),
     /// The deterministic simulator.
     #[command(subcommand)]
     Sim(SimCommand),
@@ -703,4 +708,103 @@ mod tests {
         };
         assert_eq!(args.sim.options(&args.policy), SimOptions::default());
     }
+}
+
+#[derive(Subcommand, Debug)]
+pub enum TpchCommand {
+    /// Creates a database directory and loads the eight tables.
+    Prepare(TpchPrepareArgs),
+    /// The power test (RF1, the 22 queries, RF2) and the throughput test
+    /// (S query streams and a refresh stream), with the flushing figures.
+    Run(TpchRunArgs),
+    /// The 22 queries with the specification's validation parameters:
+    /// their answers (what the DuckDB check compares).
+    Answers(TpchAnswersArgs),
+    /// Writes the eight tables as CSV.
+    Export(TpchExportArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct TpchPrepareArgs {
+    #[command(flatten)]
+    pub location: DbLocationArgs,
+    /// Scale factor: SF 1 is about 1 GB of rows (6 million order lines).
+    #[arg(long, default_value_t = 1.0)]
+    pub sf: f64,
+    /// Loader threads (default: available cores).
+    #[arg(long)]
+    pub threads: Option<usize>,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    #[arg(long, value_name = "BYTES", default_value = "16384")]
+    pub page_size: String,
+    #[arg(long, value_name = "SIZE", default_value = "256MiB")]
+    pub redo: String,
+    /// Buffer pool of the load.
+    #[arg(long, value_name = "SIZE", default_value = "256MiB")]
+    pub buffer_pool: String,
+    /// Wipe a database already in the directory and load again.
+    #[arg(long)]
+    pub force: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct TpchRunArgs {
+    #[command(flatten)]
+    pub location: DbLocationArgs,
+    /// Page-cleaning policy; `name:key=value,...` sets its parameters.
+    #[arg(long, default_value = flushwise_core::policy::DEFAULT_POLICY)]
+    pub policy: PolicySpec,
+    /// Query streams of the throughput test (Lee et al.: 10); 0 skips it.
+    #[arg(long, default_value_t = 2)]
+    pub streams: u32,
+    /// Skip the power test.
+    #[arg(long)]
+    pub no_power: bool,
+    /// Skip the refresh functions (queries only).
+    #[arg(long)]
+    pub no_refresh: bool,
+    /// Every query with the specification's validation parameters instead
+    /// of random substitution parameters.
+    #[arg(long)]
+    pub validation_params: bool,
+    #[arg(long, value_name = "SIZE", default_value = "128MiB")]
+    pub buffer_pool: String,
+    /// Resize the redo log to SIZE before the run.
+    #[arg(long, value_name = "SIZE")]
+    pub redo: Option<String>,
+    /// `native` or `emulated PRESET`.
+    #[arg(long, num_args = 1..=2, value_names = ["KIND", "PRESET"], default_value = "native")]
+    pub device: Vec<String>,
+    #[arg(long, value_enum, default_value = "on")]
+    pub doublewrite: OnOff,
+    #[arg(long, value_name = "0|1|2", default_value_t = 1)]
+    pub flush_log_at_commit: u8,
+    /// Crash recovery must finish within this (the `flushwise` policy).
+    #[arg(long, value_name = "DURATION")]
+    pub max_recovery_time: Option<String>,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Also write every query's timing as CSV to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub queries: Option<PathBuf>,
+    #[arg(long, value_enum, default_value = "table")]
+    pub output: OutputFormat,
+}
+
+#[derive(Args, Debug)]
+pub struct TpchAnswersArgs {
+    #[command(flatten)]
+    pub location: DbLocationArgs,
+    #[arg(long, value_enum, default_value = "table")]
+    pub output: OutputFormat,
+}
+
+#[derive(Args, Debug)]
+pub struct TpchExportArgs {
+    #[command(flatten)]
+    pub location: DbLocationArgs,
+    /// Directory for the CSV files (created if missing).
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
 }

@@ -4,6 +4,7 @@
 //! - `compare`: the main job, TPC-C on the real engine under several
 //!   policies side by side (prepares the database once);
 //! - `tpcc prepare | run | check | export`: TPC-C on the real engine;
+//! - `tpch prepare | run | answers | export`: TPC-H on the real engine;
 //! - `sim run`: one policy, one configuration;
 //! - `sim compare`: the same configuration per policy, side by side;
 //! - `sim experiment`: the papers' experiment grids, scaled or full;
@@ -36,13 +37,14 @@ mod sim_cmd;
 mod sweep_cmd;
 mod torture_cmd;
 mod tpcc_cmd;
+mod tpch_cmd;
 mod trace_cmd;
 
 use std::process::ExitCode;
 
 use clap::Parser;
 
-use args::{Cli, Command, LabCommand, SimCommand, TpccCommand, TraceCommand};
+use args::{Cli, Command, LabCommand, SimCommand, TpccCommand, TpchCommand, TraceCommand};
 
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
@@ -73,6 +75,10 @@ fn main() -> ExitCode {
         Command::Tpcc(TpccCommand::Check(a)) => tpcc_cmd::check(&a),
         Command::Tpcc(TpccCommand::Crash(a)) => crash_cmd::crash(&a),
         Command::Tpcc(TpccCommand::Export(a)) => tpcc_cmd::export(&a),
+        Command::Tpch(TpchCommand::Prepare(a)) => tpch_cmd::prepare(&a),
+        Command::Tpch(TpchCommand::Run(a)) => tpch_cmd::run(&a),
+        Command::Tpch(TpchCommand::Answers(a)) => tpch_cmd::answers(&a),
+        Command::Tpch(TpchCommand::Export(a)) => tpch_cmd::export(&a),
         Command::Compare(a) => compare_cmd::command(&a),
         Command::Lab(LabCommand::List(a)) => lab_cmd::list(&a),
         Command::Lab(LabCommand::Run(a)) => lab_cmd::run(&a),

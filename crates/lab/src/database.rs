@@ -130,7 +130,7 @@ pub enum PreparedState {
 
 /// The database files under `dir` (and `redo_dir`), as the engine names
 /// them, plus the redo log's resize scratch file.
-fn database_files(dir: &Path, redo_dir: Option<&Path>) -> Vec<PathBuf> {
+pub fn database_files(dir: &Path, redo_dir: Option<&Path>) -> Vec<PathBuf> {
     let options = DbOptions {
         redo_dir: redo_dir.map(Path::to_path_buf),
         ..DbOptions::default()
@@ -192,6 +192,13 @@ pub fn open_prepared(dir: &Path, redo_dir: Option<&Path>) -> Result<(Arc<DirLock
     }
     let lock = lock_dirs(dir, redo_dir)?;
     match prepared_state(dir, redo_dir) {
+        PreparedState::Unfinished if dir.join(crate::tpch::MANIFEST_FILE).exists() => {
+            return Err(format!(
+                "--dir {}: this is a TPC-H database ({}); TPC-C commands need `flushwise tpcc prepare`",
+                dir.display(),
+                crate::tpch::MANIFEST_FILE
+            ))
+        }
         PreparedState::Unfinished => return Err(unfinished_prepare_error(dir)),
         PreparedState::Empty | PreparedState::Prepared => {}
     }

@@ -139,17 +139,31 @@ pub fn run_options(
 ) -> Result<DbOptions, String> {
     let page_size = PageSize::new(manifest.page_size_bytes as usize)
         .map_err(|e| format!("{MANIFEST_FILE}: page size {}: {e}", manifest.page_size_bytes))?;
+    run_options_with(location, settings, policy, page_size, manifest.redo_bytes)
+}
+
+/// [`run_options`] for a database of any workload: its page size and the
+/// redo capacity it was prepared with.
+pub fn run_options_with(
+    location: &DbLocation,
+    settings: &EngineSettings,
+    policy: &PolicySpec,
+    page_size: PageSize,
+    prepared_redo_bytes: u64,
+) -> Result<DbOptions, String> {
     let redo = settings.redo.as_deref().map(|r| size_flag("--redo", r)).transpose()?;
     if let (Some(bytes), Some(text)) = (redo, settings.redo.as_deref()) {
         // Before the open resizes anything.
         check_redo_flag(&format!("--redo {text}"), bytes, page_size)?;
     }
     let buffer_pool_bytes = size_flag("--buffer-pool", &settings.buffer_pool)?;
-    let frames = buffer_pool_bytes / manifest.page_size_bytes as u64;
+    let frames = buffer_pool_bytes / page_size.bytes() as u64;
     if frames < RUN_POOL_FRAMES_MIN {
         return Err(format!(
             "--buffer-pool {}: {frames} pages of {} bytes; at least {RUN_POOL_FRAMES_MIN} pages are needed for {} connections' latched pages and the cleaner's batches",
-            settings.buffer_pool, manifest.page_size_bytes, settings.connections
+            settings.buffer_pool,
+            page_size.bytes(),
+            settings.connections
         ));
     }
     database::require_pool_fits_memory(buffer_pool_bytes)
@@ -158,7 +172,7 @@ pub fn run_options(
         redo_dir: location.redo_dir.clone(),
         page_size,
         buffer_pool_bytes,
-        redo_bytes: redo.unwrap_or(manifest.redo_bytes),
+        redo_bytes: redo.unwrap_or(prepared_redo_bytes),
         resize_redo_at_open: redo.is_some(),
         io: io_mode(&location.io)?,
         data_device: database::device_flag(&settings.device)?,

@@ -25,6 +25,8 @@
 //! - [`sim_bench`]: simulated buffer requests per wall-clock second;
 //! - [`sweep`]: a grid of simulator runs given as JSON, one CSV table
 //!   (`sim sweep`, the Python package's Ray sweeps);
+//! - [`tpch`]: a TPC-H database directory: prepare, export, the
+//!   validation answers, and power/throughput runs with flushing figures;
 //! - [`steady`]: when an engine run's warm-up may end (fixed, or once the
 //!   policy's tuned parameters hold still).
 //!
@@ -49,6 +51,7 @@ pub mod sim_runner;
 pub mod steady;
 pub mod sweep;
 pub mod torture;
+pub mod tpch;
 
 /// The commit every result carries (set by build.rs).
 pub const COMMIT: &str = env!("FLUSHWISE_COMMIT");

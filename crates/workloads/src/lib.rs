@@ -4,5 +4,8 @@
 //! - [`tpcc`]: TPC-C itself on a transactional store (the flushwise engine
 //!   through [`tpcc::TpccStore`]): schema, parallel loader, the five
 //!   transactions, a terminal driver, consistency check and CSV export.
+//! - [`tpch`]: TPC-H on the engine: generator, loader, the 22 queries over
+//!   a small executor, the refresh functions, power and throughput tests.
 
 pub mod tpcc;
+pub mod tpch;

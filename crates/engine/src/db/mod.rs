@@ -690,6 +690,39 @@ impl Database {
             .ok_or(DbError::NoSuchIndexId { id: id.0 })
     }
 
+    /// The value of `key` in `index` as the tree holds it now, without a
+    /// lock: *read uncommitted* (a change of an unfinished transaction is
+    /// visible, and may be rolled back later). For read-only analytical
+    /// work that must not fill the lock table (TPC-H queries); transactions
+    /// use [`Txn::get`].
+    pub fn read_unlocked(&self, index: IndexId, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        let index = self.index_by_id(index)?;
+        index.tree.get(key).map_err(|e| DbError::index(&index.name, e))
+    }
+
+    /// Calls `visit` with every entry of `index` within `(start, end)` in
+    /// `direction`, without locks (*read uncommitted*, as
+    /// [`Self::read_unlocked`]), streaming one leaf at a time; stops early
+    /// when `visit` returns `false`. A concurrent split never makes the scan
+    /// skip or repeat a key (the cursor resumes after the last key seen).
+    pub fn scan_unlocked(
+        &self,
+        index: IndexId,
+        start: Bound<&[u8]>,
+        end: Bound<&[u8]>,
+        direction: Direction,
+        mut visit: impl FnMut(Vec<u8>, Vec<u8>) -> bool,
+    ) -> Result<()> {
+        let index = self.index_by_id(index)?;
+        for entry in index.tree.range(start, end, direction) {
+            let (key, value) = entry.map_err(|e| DbError::index(&index.name, e))?;
+            if !visit(key, value) {
+                break;
+            }
+        }
+        Ok(())
+    }
+
     /// Starts a transaction.
     pub fn begin(&self) -> Txn<'_> {
         let id = self.next_txn.fetch_add(1, Ordering::Relaxed);

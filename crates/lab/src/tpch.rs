@@ -1,0 +1,534 @@
+//! A TPC-H database directory on the engine and what is done with it:
+//! `prepare` (create and load), `export` (CSV), `answers` (the 22 queries
+//! with the validation parameters) and `run` (power and throughput tests
+//! with the flushing figures of each test).
+//!
+//! The directory follows the TPC-C one's rules ([`crate::database`]): a
+//! manifest (`flushwise-tpch.json`, written after the load completed), a
+//! load marker (`flushwise-tpch.loading`) from before the database exists
+//! until the manifest is durable, and the directory lock held by every
+//! command from before it reads the manifest until after it closed the
+//! database. The database itself also knows whether its load completed
+//! (`tpch::load::require_loaded`).
+//!
+//! Flushing figures of a test come from the engine's own pool counters,
+//! differenced over the test: reads, writes by kind, `sync_write_pct`
+//! (Lee et al.'s percentage_sync_write), hit ratio, user stall time, and
+//! I/O per query (reads and writes over the queries and refresh
+//! functions the test ran).
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use serde::{Deserialize, Serialize};
+
+use flushwise_core::policy::PolicySpec;
+use flushwise_core::PoolCounters;
+use flushwise_engine::db::{Database, DbOptions, DirLock};
+use flushwise_engine::page::PageSize;
+use flushwise_sim::config_hash_of;
+use flushwise_sim::options::size_flag;
+use flushwise_workloads::tpch::driver::{self, Observer, QueryTiming, RunConfig, RunReport};
+use flushwise_workloads::tpch::load::{self, LoadConfig, LoadProgress};
+use flushwise_workloads::tpch::query::{self, Answer, Params};
+use flushwise_workloads::tpch::{export as tpch_export, gen::Scale, TpchDb};
+
+use crate::database::{self, human_bytes};
+use crate::engine_options::{self, check_redo_flag, io_mode, page_size, DbLocation, EngineSettings};
+use crate::sim_runner::progress_enabled;
+use crate::COMMIT;
+
+/// The manifest's file name inside a TPC-H database directory.
+pub const MANIFEST_FILE: &str = "flushwise-tpch.json";
+/// Present while `tpch prepare` runs.
+pub const LOAD_MARKER_FILE: &str = "flushwise-tpch.loading";
+
+/// What `tpch prepare` left in a directory.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct TpchManifest {
+    pub sf: f64,
+    pub seed: u64,
+    pub page_size_bytes: u32,
+    pub redo_bytes: u64,
+    pub rows: u64,
+    pub load_seconds: f64,
+    pub database_bytes: u64,
+    pub data_file_bytes: u64,
+    pub commit: String,
+}
+
+impl TpchManifest {
+    pub fn path(dir: &Path) -> PathBuf {
+        dir.join(MANIFEST_FILE)
+    }
+
+    pub fn read(dir: &Path) -> Result<TpchManifest, String> {
+        let path = Self::path(dir);
+        let text = fs::read_to_string(&path).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::NotFound {
+                format!(
+                    "--dir {}: no prepared TPC-H database here ({MANIFEST_FILE} is missing); run `flushwise tpch prepare --dir {} --sf SF` first",
+                    dir.display(),
+                    dir.display()
+                )
+            } else {
+                format!("{}: cannot read: {e}", path.display())
+            }
+        })?;
+        let m: TpchManifest = serde_json::from_str(&text)
+            .map_err(|e| format!("{}: not a flushwise TPC-H manifest: {e}", path.display()))?;
+        Scale::new(m.sf).map_err(|e| format!("{}: {e}", path.display()))?;
+        PageSize::new(m.page_size_bytes as usize).map_err(|e| format!("{}: page size: {e}", path.display()))?;
+        Ok(m)
+    }
+
+    fn write(&self, dir: &Path) -> Result<(), String> {
+        let path = Self::path(dir);
+        let text = serde_json::to_string_pretty(self).map_err(|e| format!("cannot render the manifest: {e}"))? + "\n";
+        let tmp = dir.join(format!("{MANIFEST_FILE}.tmp"));
+        let write = || -> std::io::Result<()> {
+            let mut file = fs::File::create(&tmp)?;
+            std::io::Write::write_all(&mut file, text.as_bytes())?;
+            file.sync_all()?;
+            fs::rename(&tmp, &path)?;
+            fs::File::open(dir)?.sync_all()
+        };
+        write().map_err(|e| format!("{}: cannot write: {e}", path.display()))
+    }
+}
+
+/// What `tpch prepare` loads, from its flags.
+#[derive(Clone, Debug)]
+pub struct TpchPrepareSpec<'a> {
+    pub sf: f64,
+    pub seed: u64,
+    pub threads: usize,
+    pub page_size: &'a str,
+    pub redo: &'a str,
+    pub buffer_pool: &'a str,
+    pub force: bool,
+}
+
+/// Disk a load of `sf` needs, with margin: about 1.4 GB of engine pages at
+/// SF 1 (measured: rows plus the B+tree's fill), the redo log, and the
+/// doublewrite file.
+pub fn database_bytes_estimate(sf: f64, redo_bytes: u64) -> u64 {
+    (1.6e9 * sf) as u64 + (64 << 20) + redo_bytes
+}
+
+fn has_database(dir: &Path, redo_dir: Option<&Path>) -> bool {
+    database::database_files(dir, redo_dir).iter().any(|p| p.exists())
+}
+
+fn marker_error(dir: &Path) -> String {
+    format!(
+        "--dir {}: the `tpch prepare` that created this database did not finish ({LOAD_MARKER_FILE} is still there, or database files without {MANIFEST_FILE}); run `flushwise tpch prepare --dir {} --sf SF --force` to wipe it and load again",
+        dir.display(),
+        dir.display()
+    )
+}
+
+/// Creates and loads; returns the manifest and a one-line summary.
+pub fn prepare(location: &DbLocation, spec: &TpchPrepareSpec<'_>) -> Result<(TpchManifest, String), String> {
+    let dir = &location.dir;
+    let scale = Scale::new(spec.sf)?;
+    let page = page_size(spec.page_size)?;
+    let redo_bytes = size_flag("--redo", spec.redo)?;
+    check_redo_flag(&format!("--redo {}", spec.redo), redo_bytes, page)?;
+    let buffer_pool_bytes = size_flag("--buffer-pool", spec.buffer_pool)?;
+    database::require_pool_fits_memory(buffer_pool_bytes)
+        .map_err(|e| format!("--buffer-pool {}: {e}", spec.buffer_pool))?;
+    let io = io_mode(&location.io)?;
+    let redo_dir = location.redo_dir.as_deref();
+    for d in std::iter::once(dir.as_path()).chain(redo_dir) {
+        fs::create_dir_all(d).map_err(|e| format!("{}: cannot create the directory: {e}", d.display()))?;
+    }
+    let lock = database::lock_dirs(dir, redo_dir)?;
+    let exists = has_database(dir, redo_dir) || dir.join(LOAD_MARKER_FILE).exists() || TpchManifest::path(dir).exists();
+    if exists || database::Manifest::path(dir).exists() {
+        if !spec.force {
+            return Err(format!(
+                "--dir {}: a database is already here; remove the directory, choose another, or add --force to wipe it and load again",
+                dir.display()
+            ));
+        }
+        database::wipe_database(dir, redo_dir)?;
+        for f in [TpchManifest::path(dir), dir.join(LOAD_MARKER_FILE)] {
+            match fs::remove_file(&f) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(format!("{}: cannot remove: {e}", f.display())),
+            }
+        }
+    }
+    let needed = database_bytes_estimate(spec.sf, redo_bytes);
+    database::require_free(dir, needed, &format!("a TPC-H database of scale factor {}", spec.sf))?;
+    let marker = dir.join(LOAD_MARKER_FILE);
+    fs::write(
+        &marker,
+        format!(
+            "tpch prepare of SF {} by process {} (commit {COMMIT}) has not finished\n",
+            spec.sf,
+            std::process::id()
+        ),
+    )
+    .and_then(|()| fs::File::open(dir)?.sync_all())
+    .map_err(|e| format!("{}: cannot write: {e}", marker.display()))?;
+    let options = DbOptions {
+        redo_dir: location.redo_dir.clone(),
+        page_size: page,
+        buffer_pool_bytes,
+        redo_bytes,
+        io,
+        dir_lock: Some(Arc::clone(&lock)),
+        ..DbOptions::default()
+    };
+    let db = Database::create(dir, options).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let started = Instant::now();
+    let expected: u64 = flushwise_workloads::tpch::Table::DATA
+        .iter()
+        .map(|t| scale.rows(*t))
+        .sum();
+    let bar = progress_enabled().then(|| {
+        let bar = ProgressBar::with_draw_target(Some(expected.max(1)), ProgressDrawTarget::stderr());
+        let style = ProgressStyle::with_template("loading [{bar:30}] {percent:>3}% {pos}/{len} rows {per_sec} {eta}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> ");
+        bar.set_style(style);
+        bar
+    });
+    let last_line = Mutex::new(Instant::now());
+    let progress = |p: LoadProgress| {
+        if let Some(bar) = &bar {
+            bar.set_length(p.rows_expected.max(p.rows_loaded).max(1));
+            bar.set_position(p.rows_loaded);
+        } else if let Ok(mut last) = last_line.lock() {
+            if last.elapsed().as_secs() >= 10 {
+                *last = Instant::now();
+                eprintln!("loading: {} of about {} rows", p.rows_loaded, p.rows_expected);
+            }
+        }
+    };
+    let config = LoadConfig {
+        sf: spec.sf,
+        seed: spec.seed,
+        threads: spec.threads.max(1),
+    };
+    let report = load::prepare(&db, &config, &progress).map_err(|e| format!("tpch prepare: {e}"))?;
+    if let Some(bar) = &bar {
+        bar.finish_and_clear();
+    }
+    db.close()
+        .map_err(|e| format!("{}: closing after the load: {e}", dir.display()))?;
+    let data = database::database_files(dir, redo_dir).remove(0);
+    let manifest = TpchManifest {
+        sf: spec.sf,
+        seed: spec.seed,
+        page_size_bytes: page.bytes() as u32,
+        redo_bytes,
+        rows: report.rows_loaded,
+        load_seconds: started.elapsed().as_secs_f64(),
+        database_bytes: database::dir_bytes(dir)?,
+        data_file_bytes: fs::metadata(&data)
+            .map(|m| m.len())
+            .map_err(|e| format!("{}: {e}", data.display()))?,
+        commit: COMMIT.to_string(),
+    };
+    manifest.write(dir)?;
+    fs::remove_file(&marker)
+        .and_then(|()| fs::File::open(dir)?.sync_all())
+        .map_err(|e| format!("{}: cannot remove: {e}", marker.display()))?;
+    drop(lock);
+    let summary = format!(
+        "prepared TPC-H SF {} in {}: {} rows in {:.1} s ({:.0} rows/s, {} threads), {} on disk; seed={} commit={}",
+        spec.sf,
+        dir.display(),
+        report.rows_loaded,
+        report.elapsed_s,
+        report.rows_per_s,
+        report.threads,
+        human_bytes(manifest.database_bytes),
+        spec.seed,
+        COMMIT
+    );
+    Ok((manifest, summary))
+}
+
+/// Locks a prepared TPC-H directory and reads its manifest, refusing an
+/// unfinished load and a truncated data file.
+pub fn open_prepared(location: &DbLocation) -> Result<(Arc<DirLock>, TpchManifest), String> {
+    let dir = &location.dir;
+    let redo_dir = location.redo_dir.as_deref();
+    if !dir.is_dir() {
+        return Err(TpchManifest::read(dir).err().unwrap_or_default());
+    }
+    let lock = database::lock_dirs(dir, redo_dir)?;
+    if dir.join(LOAD_MARKER_FILE).exists() || (has_database(dir, redo_dir) && !TpchManifest::path(dir).exists()) {
+        if database::Manifest::path(dir).exists() {
+            return Err(format!(
+                "--dir {}: this is a TPC-C database (flushwise-tpcc.json); TPC-H commands need `flushwise tpch prepare`",
+                dir.display()
+            ));
+        }
+        return Err(marker_error(dir));
+    }
+    let manifest = TpchManifest::read(dir)?;
+    let data = database::database_files(dir, redo_dir).remove(0);
+    let bytes = fs::metadata(&data)
+        .map_err(|e| format!("{}: {e}", data.display()))?
+        .len();
+    if bytes < manifest.data_file_bytes {
+        return Err(format!(
+            "{}: the data file is {bytes} bytes, shorter than the {} bytes it had when `tpch prepare` finished; it was truncated or replaced: load again with `flushwise tpch prepare --force`",
+            data.display(),
+            manifest.data_file_bytes
+        ));
+    }
+    Ok((lock, manifest))
+}
+
+/// Opens for reading (export, answers): a modest pool, no run settings.
+fn open_for_reading(location: &DbLocation) -> Result<Database, String> {
+    let (lock, manifest) = open_prepared(location)?;
+    let options = DbOptions {
+        dir_lock: Some(lock),
+        redo_dir: location.redo_dir.clone(),
+        page_size: PageSize::new(manifest.page_size_bytes as usize).map_err(|e| format!("{MANIFEST_FILE}: {e}"))?,
+        buffer_pool_bytes: 128 << 20,
+        redo_bytes: manifest.redo_bytes,
+        io: io_mode(&location.io)?,
+        verify_pages_at_open: false,
+        ..DbOptions::default()
+    };
+    Database::open(&location.dir, options).map_err(|e| format!("{}: {e}", location.dir.display()))
+}
+
+/// `tpch export`: the eight tables as CSV in `out`.
+pub fn export(location: &DbLocation, out: &Path) -> Result<tpch_export::ExportReport, String> {
+    let db = open_for_reading(location)?;
+    let report = tpch_export::export(&db, out).map_err(|e| format!("tpch export: {e}"))?;
+    db.close().map_err(|e| format!("{}: {e}", location.dir.display()))?;
+    Ok(report)
+}
+
+/// One query's answer with the validation parameters.
+pub struct QueryAnswer {
+    pub params: Params,
+    pub answer: Answer,
+    pub seconds: f64,
+}
+
+/// `tpch answers`: the 22 queries with the specification's validation
+/// parameters (what the DuckDB check compares), and the scale factor.
+pub fn answers(location: &DbLocation) -> Result<(f64, Vec<QueryAnswer>), String> {
+    let db = open_for_reading(location)?;
+    let sf = load::require_loaded(&db).map_err(|e| e.to_string())?.sf;
+    let tables = TpchDb::new(&db).map_err(|e| e.to_string())?;
+    let mut out = Vec::new();
+    for q in 1..=query::QUERIES {
+        let params = Params::validation(q);
+        let started = Instant::now();
+        let answer = query::run_query(&tables, &params).map_err(|e| format!("Q{q}: {e}"))?;
+        out.push(QueryAnswer {
+            params,
+            answer,
+            seconds: started.elapsed().as_secs_f64(),
+        });
+    }
+    db.close().map_err(|e| format!("{}: {e}", location.dir.display()))?;
+    Ok((sf, out))
+}
+
+/// The flushing figures of one test, from the engine's pool counters.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct TestFigures {
+    pub test: String,
+    pub seconds: f64,
+    pub queries: u64,
+    pub refresh_functions: u64,
+    pub reads: u64,
+    pub async_writes: u64,
+    pub sync_replacement_writes: u64,
+    pub sync_recoverability_writes: u64,
+    pub sync_write_pct: f64,
+    pub hit_ratio: f64,
+    /// Page reads and writes per query or refresh function.
+    pub io_per_query: f64,
+    pub user_stall_us: u64,
+    pub wait_free: u64,
+}
+
+impl TestFigures {
+    fn compute(test: &str, seconds: f64, queries: u64, refresh_functions: u64, pool: &PoolCounters) -> Self {
+        let units = (queries + refresh_functions).max(1);
+        Self {
+            test: test.to_string(),
+            seconds,
+            queries,
+            refresh_functions,
+            reads: pool.reads,
+            async_writes: pool.async_writes(),
+            sync_replacement_writes: pool.sync_replacement_writes,
+            sync_recoverability_writes: pool.sync_recoverability_writes,
+            sync_write_pct: pool.sync_write_pct(),
+            hit_ratio: pool.hit_ratio(),
+            io_per_query: (pool.reads + pool.async_writes() + pool.sync_writes()) as f64 / units as f64,
+            user_stall_us: pool.user_stall_us(),
+            wait_free: pool.wait_free,
+        }
+    }
+}
+
+/// A finished `tpch run`.
+#[derive(Clone, Debug, Serialize)]
+pub struct TpchRunOutput {
+    pub kind: &'static str,
+    pub shell: &'static str,
+    pub policy: String,
+    pub seed: u64,
+    pub config_hash: String,
+    pub commit: String,
+    pub buffer_pool_bytes: u64,
+    pub device: String,
+    #[serde(flatten)]
+    pub report: RunReport,
+    pub tests: Vec<TestFigures>,
+}
+
+/// What a `tpch run` is, besides the database.
+#[derive(Clone, Debug)]
+pub struct TpchRunSettings {
+    pub buffer_pool: String,
+    pub redo: Option<String>,
+    pub device: Vec<String>,
+    pub doublewrite: bool,
+    pub flush_log_at_commit: u8,
+    pub max_recovery_time: Option<String>,
+    pub policy: PolicySpec,
+    pub config: RunConfig,
+}
+
+impl TpchRunSettings {
+    /// The hash of everything that defines the run (not the paths).
+    fn config_hash(&self, manifest: &TpchManifest, options: &DbOptions) -> String {
+        let c = &self.config;
+        config_hash_of(&format!(
+            "tpch-engine|policy={}|pool={}|redo={}|page={}|io={}|device={:?}|dw={}|flush={}|sf={}|load_seed={}|streams={}|power={}|refresh={}|validation={}|seed={}",
+            options.policy,
+            options.buffer_pool_bytes,
+            options.redo_bytes,
+            options.page_size.bytes(),
+            options.io,
+            options.data_device.as_ref().map(|d| d.describe()),
+            options.doublewrite,
+            self.flush_log_at_commit,
+            manifest.sf,
+            manifest.seed,
+            c.streams,
+            c.power,
+            c.refresh,
+            c.validation_params,
+            c.seed
+        ))
+    }
+}
+
+/// Pool counters at each test's start and end.
+struct Boundaries<'a, F: Fn(&QueryTiming) + Sync> {
+    db: &'a Database,
+    starts: Mutex<Vec<(&'static str, PoolCounters)>>,
+    ends: Mutex<Vec<(&'static str, PoolCounters)>>,
+    on_query: F,
+}
+
+impl<F: Fn(&QueryTiming) + Sync> Observer for Boundaries<'_, F> {
+    fn query(&self, timing: &QueryTiming) {
+        (self.on_query)(timing);
+    }
+    fn test_started(&self, test: &'static str) {
+        if let Ok(mut v) = self.starts.lock() {
+            v.push((test, self.db.shell().metrics().counters));
+        }
+    }
+    fn test_ended(&self, test: &'static str) {
+        if let Ok(mut v) = self.ends.lock() {
+            v.push((test, self.db.shell().metrics().counters));
+        }
+    }
+}
+
+/// `tpch run`: opens the prepared database with the run's settings, runs
+/// the tests, closes it. `on_query` sees each query as it ends.
+pub fn run(
+    location: &DbLocation,
+    settings: &TpchRunSettings,
+    on_query: impl Fn(&QueryTiming) + Sync,
+) -> Result<TpchRunOutput, String> {
+    engine_options::check_pool(&settings.buffer_pool)?;
+    if settings.config.streams == 0 && !settings.config.power {
+        return Err("--streams 0 with --no-power: nothing to run".into());
+    }
+    let (lock, manifest) = open_prepared(location)?;
+    let engine = EngineSettings {
+        connections: settings.config.streams + 1,
+        buffer_pool: settings.buffer_pool.clone(),
+        redo: settings.redo.clone(),
+        device: settings.device.clone(),
+        doublewrite: settings.doublewrite,
+        flush_log_at_commit: settings.flush_log_at_commit,
+        warmup: "0s".into(),
+        duration: "1s".into(),
+        report_interval: "1s".into(),
+        seed: settings.config.seed,
+        keying_think: false,
+        max_recovery_time: settings.max_recovery_time.clone(),
+    };
+    let page = PageSize::new(manifest.page_size_bytes as usize).map_err(|e| format!("{MANIFEST_FILE}: {e}"))?;
+    let mut options = engine_options::run_options_with(location, &engine, &settings.policy, page, manifest.redo_bytes)?;
+    options.dir_lock = Some(lock);
+    let config_hash = settings.config_hash(&manifest, &options);
+    let device = database::device_text(&options.data_device, options.io);
+    let buffer_pool_bytes = options.buffer_pool_bytes;
+    let db = Database::open(&location.dir, options).map_err(|e| format!("{}: {e}", location.dir.display()))?;
+    let observer = Boundaries {
+        db: &db,
+        starts: Mutex::new(Vec::new()),
+        ends: Mutex::new(Vec::new()),
+        on_query,
+    };
+    let report = driver::run(&db, &settings.config, &observer).map_err(|e| format!("tpch run: {e}"));
+    let starts = observer.starts.into_inner().unwrap_or_default();
+    let ends = observer.ends.into_inner().unwrap_or_default();
+    let closed = db.close().map_err(|e| format!("{}: {e}", location.dir.display()));
+    let report = report?;
+    closed?;
+    let mut tests = Vec::new();
+    for t in [&report.power, &report.throughput].into_iter().flatten() {
+        let start = starts.iter().find(|(n, _)| *n == t.test);
+        let end = ends.iter().find(|(n, _)| *n == t.test);
+        if let (Some((_, a)), Some((_, b))) = (start, end) {
+            tests.push(TestFigures::compute(
+                t.test,
+                t.seconds,
+                t.queries.len() as u64,
+                t.refreshes.len() as u64,
+                &b.since(a),
+            ));
+        }
+    }
+    Ok(TpchRunOutput {
+        kind: "tpch-result",
+        shell: flushwise_sim::SHELL_ENGINE,
+        policy: settings.policy.to_string(),
+        seed: settings.config.seed,
+        config_hash,
+        commit: COMMIT.to_string(),
+        buffer_pool_bytes,
+        device,
+        report,
+        tests,
+    })
+}
