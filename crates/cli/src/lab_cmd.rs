@@ -17,6 +17,12 @@ use crate::lab_engine;
 /// The lab's own experiments, beside the papers' figures and grids.
 const LAB_EXPERIMENTS: &[(&str, &str)] = &[
     (
+        flushwise_lab::tpch_fig10::NAME,
+        "Lee et al. (000) Figure 10: TPC-H throughput (queries per hour) of mysql56, \
+         percona56, self-tuning and flushwise on the engine (SF 0.2, 4 streams, 1 GiB pool; \
+         --full: SF 1, 10 streams, 4 GiB), runs interleaved; not part of `all`",
+    ),
+    (
         matrix::ORACLE_NAME,
         "Issue #12: the tuned oracle, a grid search over mysql56 and percona56's \
          innodb_lru_scan_depth x innodb_io_capacity in every matrix cell (simulator)",
@@ -192,6 +198,25 @@ pub fn run(lab: &LabRunArgs) -> Result<(), String> {
         .map_err(io_err)?;
         if !notes.is_empty() {
             return Err(format!("{} problem(s), listed above as notes", notes.len()));
+        }
+        return Ok(());
+    }
+    if args.name == flushwise_lab::tpch_fig10::NAME {
+        if csv_only {
+            return Err(format!(
+                "lab run {}: its CSV is written to {}/{}/runs.csv; use --output table",
+                args.name,
+                args.out.display(),
+                args.name
+            ));
+        }
+        let report = flushwise_lab::tpch_fig10::run(args.full, args.seed, &lab.dir, &args.out, &mut |line| {
+            eprintln!("{line}")
+        })?;
+        let mut out = std::io::stdout().lock();
+        write!(out, "{}", flushwise_lab::tpch_fig10::report_text(&report)).map_err(io_err)?;
+        for f in &report.files {
+            writeln!(out, "wrote {}", f.display()).map_err(io_err)?;
         }
         return Ok(());
     }

@@ -27,6 +27,8 @@
 //!   (`sim sweep`, the Python package's Ray sweeps);
 //! - [`tpch`]: a TPC-H database directory: prepare, export, the
 //!   validation answers, and power/throughput runs with flushing figures;
+//! - [`tpch_fig10`]: `lab run 000-fig10`, Lee et al.'s TPC-H experiment on
+//!   the engine (every policy, interleaved repeats, median and spread);
 //! - [`steady`]: when an engine run's warm-up may end (fixed, or once the
 //!   policy's tuned parameters hold still).
 //!
@@ -52,6 +54,7 @@ pub mod steady;
 pub mod sweep;
 pub mod torture;
 pub mod tpch;
+pub mod tpch_fig10;
 
 /// The commit every result carries (set by build.rs).
 pub const COMMIT: &str = env!("FLUSHWISE_COMMIT");

@@ -58,6 +58,19 @@ pub struct TpchManifest {
     pub database_bytes: u64,
     pub data_file_bytes: u64,
     pub commit: String,
+    /// Per table: rows and B+tree pages after the load (what the
+    /// simulator's TPC-H model sizes its tables by).
+    #[serde(default)]
+    pub tables: Vec<TableShape>,
+}
+
+/// One table's size after the load.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct TableShape {
+    pub table: String,
+    pub rows: u64,
+    pub leaf_pages: u64,
+    pub internal_pages: u64,
 }
 
 impl TpchManifest {
@@ -221,6 +234,17 @@ pub fn prepare(location: &DbLocation, spec: &TpchPrepareSpec<'_>) -> Result<(Tpc
     if let Some(bar) = &bar {
         bar.finish_and_clear();
     }
+    let mut tables = Vec::new();
+    for table in flushwise_workloads::tpch::Table::DATA {
+        let id = db.index(table.store_name()).map_err(|e| format!("tpch prepare: {e}"))?;
+        let stats = db.index_stats(id).map_err(|e| format!("tpch prepare: {e}"))?;
+        tables.push(TableShape {
+            table: table.name().to_string(),
+            rows: stats.entries,
+            leaf_pages: stats.leaf_pages,
+            internal_pages: stats.internal_pages,
+        });
+    }
     db.close()
         .map_err(|e| format!("{}: closing after the load: {e}", dir.display()))?;
     let data = database::database_files(dir, redo_dir).remove(0);
@@ -236,6 +260,7 @@ pub fn prepare(location: &DbLocation, spec: &TpchPrepareSpec<'_>) -> Result<(Tpc
             .map(|m| m.len())
             .map_err(|e| format!("{}: {e}", data.display()))?,
         commit: COMMIT.to_string(),
+        tables,
     };
     manifest.write(dir)?;
     fs::remove_file(&marker)

@@ -764,6 +764,13 @@ impl Database {
         self.locks.locks_held()
     }
 
+    /// The shape of `index`'s tree: height, entries, leaf and internal
+    /// pages, bytes used (walks every page under shared latches).
+    pub fn index_stats(&self, index: IndexId) -> Result<crate::btree::TreeStats> {
+        let index = self.index_by_id(index)?;
+        index.tree.check().map_err(|e| DbError::index(&index.name, e))
+    }
+
     /// Checks the shape of every index tree (tests, diagnostics).
     pub fn check(&self) -> Result<()> {
         self.catalog.check().map_err(|e| DbError::index("catalog", e))?;
