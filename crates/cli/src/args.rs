@@ -246,6 +246,8 @@ pub enum TraceCommand {
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum WorkloadKind {
     Tpcc,
+    /// The TPC-H throughput test's page-reference model (`--sf`).
+    Tpch,
     Trace,
 }
 
@@ -267,6 +269,13 @@ pub struct SimArgs {
     /// TPC-C scale factor.
     #[arg(long, default_value_t = 10)]
     pub warehouses: u32,
+    /// TPC-H scale factor (with --workload tpch).
+    #[arg(long, default_value_t = 1.0)]
+    pub sf: f64,
+    /// TPC-H: no refresh stream (every connection runs queries; by default
+    /// connection 0 runs RF1/RF2).
+    #[arg(long)]
+    pub no_refresh: bool,
     /// TPC-C transaction mix: standard (45/43/4/4/4) or read-mostly
     /// (10/6/40/4/40: 80 % Order-Status and Stock-Level).
     #[arg(long, default_value = "standard")]
@@ -431,6 +440,7 @@ impl SimArgs {
         SimOptions {
             workload: match self.workload {
                 WorkloadKind::Tpcc => "tpcc",
+                WorkloadKind::Tpch => "tpch",
                 WorkloadKind::Trace => "trace",
             }
             .into(),
@@ -449,6 +459,8 @@ impl SimArgs {
             cpu_cores: self.cpu_cores,
             report_interval: self.report_interval.clone(),
             policy: policy.to_string(),
+            sf: self.sf,
+            refresh: !self.no_refresh,
         }
     }
 

@@ -74,14 +74,7 @@ fn arbitrary_record(u: &mut Unstructured<'_>) -> arbitrary::Result<TraceRecord> 
     } else {
         LatchMode::Shared
     };
-    let txn_type = *u.choose(&[
-        TxnType::NewOrder,
-        TxnType::Payment,
-        TxnType::OrderStatus,
-        TxnType::Delivery,
-        TxnType::StockLevel,
-        TxnType::Other,
-    ])?;
+    let txn_type = *u.choose(&TxnType::ALL)?;
     Ok(match u.int_in_range(0u8..=4)? {
         0 => TraceRecord::fix(agent, page, latch),
         1 => {

@@ -27,6 +27,10 @@ pub enum WorkloadSpec {
     },
     /// A recorded trace in flushwise's format.
     Trace { path: PathBuf },
+    /// The TPC-H page-reference model (`flushwise_tpcc_model::tpch`) at
+    /// scale factor `sf_thousandths` / 1000: query streams, and a refresh
+    /// stream on agent 0 when `refresh`.
+    Tpch { sf_thousandths: u32, refresh: bool },
 }
 
 impl WorkloadSpec {
@@ -55,6 +59,14 @@ impl std::fmt::Debug for WorkloadSpec {
                 .field("mix", mix)
                 .finish(),
             WorkloadSpec::Trace { path } => f.debug_struct("Trace").field("path", path).finish(),
+            WorkloadSpec::Tpch {
+                sf_thousandths,
+                refresh,
+            } => f
+                .debug_struct("Tpch")
+                .field("sf_thousandths", sf_thousandths)
+                .field("refresh", refresh)
+                .finish(),
         }
     }
 }
@@ -184,6 +196,25 @@ impl SimConfig {
         }
         if matches!(self.workload, WorkloadSpec::Tpcc { .. }) && self.connections == 0 {
             return Err("--connections 0: at least one connection is needed".into());
+        }
+        if let WorkloadSpec::Tpch {
+            sf_thousandths,
+            refresh,
+        } = self.workload
+        {
+            if !(1..=1_000_000).contains(&sf_thousandths) {
+                return Err(format!(
+                    "--sf {}: the scale factor must be from 0.001 to 1000",
+                    f64::from(sf_thousandths) / 1000.0
+                ));
+            }
+            let needed = if refresh { 2 } else { 1 };
+            if self.connections < needed {
+                return Err(format!(
+                    "--connections {}: TPC-H needs at least {needed} (the refresh stream and one query stream; --no-refresh leaves only query streams)",
+                    self.connections
+                ));
+            }
         }
         if let WorkloadSpec::Tpcc { warehouses, .. } = self.workload {
             if !(1..=flushwise_tpcc_model::WAREHOUSES_MAX).contains(&warehouses) {

@@ -23,13 +23,15 @@ use flushwise_core::{Decision, PoolCounters, RedoMargins};
 use crate::metrics::{LatencyHistogram, TxnCounts};
 
 /// Transaction types in [`TxnCounts`] order, as results name them.
-pub const TXN_TYPES: [&str; 6] = [
+pub const TXN_TYPES: [&str; 8] = [
     "new_order",
     "payment",
     "order_status",
     "delivery",
     "stock_level",
     "other",
+    "query",
+    "refresh",
 ];
 
 /// Upper bounds of the latency buckets a live observer gets, µs: 0.5 ms to

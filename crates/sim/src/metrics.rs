@@ -14,14 +14,15 @@ use flushwise_core::PoolCounters;
 /// Order-Status, Delivery, Stock-Level, other).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct TxnCounts {
-    pub committed: [u64; 6],
-    pub rolled_back: [u64; 6],
+    /// By [`flushwise_trace::TxnType::slot`].
+    pub committed: [u64; 8],
+    pub rolled_back: [u64; 8],
 }
 
 impl TxnCounts {
     pub fn since(&self, earlier: &TxnCounts) -> TxnCounts {
         let mut out = TxnCounts::default();
-        for i in 0..6 {
+        for i in 0..out.committed.len() {
             out.committed[i] = self.committed[i] - earlier.committed[i];
             out.rolled_back[i] = self.rolled_back[i] - earlier.rolled_back[i];
         }
@@ -29,6 +30,10 @@ impl TxnCounts {
     }
     pub fn new_orders(&self) -> u64 {
         self.committed[0]
+    }
+    /// TPC-H queries committed (slot of `TxnType::Query`).
+    pub fn queries(&self) -> u64 {
+        self.committed[flushwise_trace::TxnType::Query.slot()]
     }
     pub fn total(&self) -> u64 {
         self.committed.iter().sum::<u64>() + self.rolled_back.iter().sum::<u64>()

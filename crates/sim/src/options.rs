@@ -24,7 +24,8 @@ use crate::{SimConfig, WorkloadSpec};
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct SimOptions {
-    /// `tpcc` (the page-reference model) or `trace` (replay `trace`).
+    /// `tpcc` (the TPC-C page-reference model), `tpch` (the TPC-H one) or
+    /// `trace` (replay `trace`).
     pub workload: String,
     /// Trace file to replay (with `workload` = `trace`).
     pub trace: Option<PathBuf>,
@@ -55,6 +56,10 @@ pub struct SimOptions {
     pub report_interval: String,
     /// `name` or `name:key=value,...` (`flushwise policies`).
     pub policy: String,
+    /// TPC-H scale factor (with `workload` = `tpch`; 0.001 steps).
+    pub sf: f64,
+    /// TPC-H: run the refresh stream on connection 0.
+    pub refresh: bool,
 }
 
 impl Default for SimOptions {
@@ -76,6 +81,8 @@ impl Default for SimOptions {
             cpu_cores: 8,
             report_interval: "5s".into(),
             policy: DEFAULT_POLICY.into(),
+            sf: 1.0,
+            refresh: true,
         }
     }
 }
@@ -140,7 +147,19 @@ impl SimOptions {
                         .into(),
                 )
             }
-            (other, _) => return Err(format!("--workload {other}: accepted are tpcc and trace")),
+            ("tpch", None) => {
+                if !(self.sf.is_finite() && (0.001..=1000.0).contains(&self.sf)) {
+                    return Err(format!("--sf {}: the scale factor must be from 0.001 to 1000", self.sf));
+                }
+                WorkloadSpec::Tpch {
+                    sf_thousandths: (self.sf * 1000.0).round() as u32,
+                    refresh: self.refresh,
+                }
+            }
+            ("tpch", Some(_)) => {
+                return Err("--trace is only accepted with --workload trace".into());
+            }
+            (other, _) => return Err(format!("--workload {other}: accepted are tpcc, tpch and trace")),
         };
         let config = SimConfig {
             workload,
@@ -194,10 +213,18 @@ mod tests {
             ),
             (
                 SimOptions {
-                    workload: "tpch".into(),
+                    workload: "tpcd".into(),
                     ..SimOptions::default()
                 },
-                "--workload tpch",
+                "--workload tpcd",
+            ),
+            (
+                SimOptions {
+                    workload: "tpch".into(),
+                    sf: 0.0,
+                    ..SimOptions::default()
+                },
+                "--sf 0",
             ),
         ];
         for (options, start) in cases {

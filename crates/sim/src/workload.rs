@@ -3,6 +3,8 @@
 //! - [`TpccWorkload`] generates TPC-C transactions on demand from the page-
 //!   reference model, with the simulation's seeded PRNG, so no trace is
 //!   stored and memory does not grow with run length.
+//! - [`TpchWorkload`] generates the TPC-H throughput test (query streams and
+//!   a refresh stream) from the TPC-H page-reference model.
 //! - [`TraceWorkload`] replays a recorded trace: each agent executes its own
 //!   records in order (Wang & Bunt §4). Records of agents that are ahead are
 //!   buffered per agent; a pre-scan finds the agents, the pages of each space
@@ -18,6 +20,7 @@ use std::io::BufReader;
 use std::path::{Path, PathBuf};
 
 use flushwise_core::PageId;
+use flushwise_tpcc_model::tpch::{TpchModel, TpchModelConfig};
 use flushwise_tpcc_model::{Table, TpccMix, TpccModel, TpccModelConfig, Xoshiro256StarStar};
 use flushwise_trace::{TraceEvent, TraceReader, TraceRecord};
 
@@ -120,6 +123,57 @@ impl Workload for TpccWorkload {
 
     fn describe(&self) -> String {
         format!("tpcc({} warehouses)", self.model.config().warehouses)
+    }
+}
+
+/// The TPC-H throughput test from its page-reference model.
+pub struct TpchWorkload {
+    model: TpchModel,
+    layout: Layout,
+}
+
+impl TpchWorkload {
+    pub fn new(sf: f64, refresh: bool, page_size_bytes: u32, seed: u64) -> Result<Self, String> {
+        let model = TpchModel::new(TpchModelConfig {
+            sf,
+            page_size_bytes,
+            refresh,
+            seed,
+        })?;
+        let layout = Layout::new(page_size_bytes, model.spaces());
+        Ok(Self { model, layout })
+    }
+
+    pub fn model(&self) -> &TpchModel {
+        &self.model
+    }
+}
+
+impl Workload for TpchWorkload {
+    fn next_transaction(&mut self, agent: u32, out: &mut Vec<TraceRecord>) -> Result<bool, String> {
+        self.model.fill_transaction(agent, out);
+        Ok(true)
+    }
+
+    fn database_pages(&self) -> u64 {
+        self.model.database_pages()
+    }
+
+    fn page_offset_bytes(&self, page: PageId) -> u64 {
+        self.layout.offset(page)
+    }
+
+    fn fixed_agents(&self) -> Option<u32> {
+        None
+    }
+
+    fn describe(&self) -> String {
+        let c = self.model.config();
+        format!(
+            "tpch(SF {}{})",
+            c.sf,
+            if c.refresh { ", refresh stream" } else { ", no refresh" }
+        )
     }
 }
 

@@ -1,5 +1,5 @@
 //! A TPC-C page-reference model: the fix/unfix stream of TPC-C without a
-//! database.
+//! database (and, in [`tpch`], TPC-H's).
 //!
 //! What it models: the nine TPC-C tables and the two usual secondary indexes
 //! as B+trees over page numbers ([`schema`]), and the five transactions
@@ -38,6 +38,7 @@
 
 pub mod rng;
 pub mod schema;
+pub mod tpch;
 mod txn;
 
 use flushwise_trace::{TraceRecord, TxnType};
@@ -466,7 +467,7 @@ impl TpccModel {
             TxnType::OrderStatus => self.order_status(&mut e, w_id, rng),
             TxnType::Delivery => self.delivery(&mut e, w_id, rng),
             TxnType::StockLevel => self.stock_level(&mut e, w_id, rng),
-            TxnType::Other => return,
+            TxnType::Other | TxnType::Query | TxnType::Refresh => return,
         }
         self.stats.txns[txn_type.code() as usize] += 1;
         self.stats.fixes += out[start..]

@@ -15,7 +15,9 @@ pub enum LatchMode {
     Exclusive,
 }
 
-/// Transaction type, numbered as in the TPC-C mix (ecosystem.md §2).
+/// Transaction type: the five of the TPC-C mix numbered as in it
+/// (ecosystem.md §2), a TPC-H query or refresh function (one order of RF1
+/// or RF2), or any other.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
 pub enum TxnType {
     NewOrder,
@@ -24,6 +26,10 @@ pub enum TxnType {
     Delivery,
     StockLevel,
     Other,
+    /// One TPC-H query.
+    Query,
+    /// One transaction of a TPC-H refresh function.
+    Refresh,
 }
 
 impl TxnType {
@@ -43,7 +49,39 @@ impl TxnType {
             TxnType::OrderStatus => 2,
             TxnType::Delivery => 3,
             TxnType::StockLevel => 4,
+            TxnType::Query => 5,
+            TxnType::Refresh => 6,
             TxnType::Other => 255,
+        }
+    }
+
+    /// Every type, in [`TxnType::slot`] order.
+    pub const ALL: [TxnType; TxnType::SLOTS] = [
+        TxnType::NewOrder,
+        TxnType::Payment,
+        TxnType::OrderStatus,
+        TxnType::Delivery,
+        TxnType::StockLevel,
+        TxnType::Other,
+        TxnType::Query,
+        TxnType::Refresh,
+    ];
+
+    /// How many types there are (the length of per-type counters).
+    pub const SLOTS: usize = 8;
+
+    /// The type's index into per-type counters: TPC-C's five first, then
+    /// other, query, refresh.
+    pub const fn slot(self) -> usize {
+        match self {
+            TxnType::NewOrder => 0,
+            TxnType::Payment => 1,
+            TxnType::OrderStatus => 2,
+            TxnType::Delivery => 3,
+            TxnType::StockLevel => 4,
+            TxnType::Other => 5,
+            TxnType::Query => 6,
+            TxnType::Refresh => 7,
         }
     }
 
@@ -54,6 +92,8 @@ impl TxnType {
             2 => Some(TxnType::OrderStatus),
             3 => Some(TxnType::Delivery),
             4 => Some(TxnType::StockLevel),
+            5 => Some(TxnType::Query),
+            6 => Some(TxnType::Refresh),
             255 => Some(TxnType::Other),
             _ => None,
         }

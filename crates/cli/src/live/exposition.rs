@@ -143,8 +143,9 @@ fn gauge(
 fn txn_series(policy: &str, phase: &str, t: &TxnCounts) -> Vec<(Labels, ConstCounter<u64>)> {
     let mut out = Vec::new();
     for (i, name) in TXN_TYPES.iter().enumerate() {
-        // `other` only exists in traces; leave it out when nothing ran.
-        if *name == "other" && t.committed[i] + t.rolled_back[i] == 0 {
+        // `other` only exists in traces, `query` and `refresh` in TPC-H;
+        // leave them out when nothing ran.
+        if matches!(*name, "other" | "query" | "refresh") && t.committed[i] + t.rolled_back[i] == 0 {
             continue;
         }
         for (outcome, n) in [("committed", t.committed[i]), ("rolled_back", t.rolled_back[i])] {

@@ -33,7 +33,7 @@ use std::time::Instant;
 
 use flushwise_engine::db::Database;
 
-use crate::tpcc::random::{mix64, Rng64, Xoshiro256StarStar};
+use crate::tpcc::random::{mix64, Xoshiro256StarStar};
 
 use super::access::TpchDb;
 use super::gen::Generator;
@@ -42,10 +42,8 @@ use super::query::{run_query, Params, QUERIES};
 use super::refresh::{self, RefreshReport};
 use super::TpchError;
 
-/// Stream 00's query order (TPC-H Appendix A).
-pub const STREAM_00_ORDER: [u8; 22] = [
-    14, 2, 9, 20, 6, 17, 18, 8, 21, 13, 3, 22, 16, 4, 11, 15, 1, 10, 19, 5, 7, 12,
-];
+/// Query orders are the simulator model's (one definition for both shells).
+pub use flushwise_tpcc_model::tpch::{stream_order, STREAM_00_ORDER};
 
 /// What to run.
 #[derive(Clone, Debug)]
@@ -138,20 +136,6 @@ pub trait Observer: Sync {
 /// An observer that looks at nothing.
 pub struct Quiet;
 impl Observer for Quiet {}
-
-/// The order of stream `stream`'s queries.
-pub fn stream_order(seed: u64, stream: u32) -> [u8; 22] {
-    if stream == 0 {
-        return STREAM_00_ORDER;
-    }
-    let mut order = STREAM_00_ORDER;
-    let mut rng = Xoshiro256StarStar::seed_from_u64(mix64(seed ^ 0x0a11_0de5 ^ (u64::from(stream) << 32)));
-    for i in (1..order.len()).rev() {
-        let j = rng.below(i as u64 + 1) as usize;
-        order.swap(i, j);
-    }
-    order
-}
 
 /// The parameters of each query of stream `stream`, by query number.
 pub fn stream_params(config: &RunConfig, sf: f64, stream: u32) -> Vec<Params> {
