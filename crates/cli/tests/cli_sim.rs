@@ -421,3 +421,47 @@ fn sim_run_read_mostly_mix_draws_mostly_read_only_transactions() {
     let o = sim("run", &["--mix", "olap"]);
     assert_one_error_line(&o, &["--mix", "olap", "read-mostly"]);
 }
+
+#[test]
+fn sim_run_tpch_runs_query_streams_and_a_refresh_stream_deterministically() {
+    let args = [
+        "sim",
+        "run",
+        "--workload",
+        "tpch",
+        "--sf",
+        "0.02",
+        "--connections",
+        "3",
+        "--buffer-pool",
+        "64MiB",
+        "--warmup",
+        "1s",
+        "--duration",
+        "5s",
+        "--output",
+        "json",
+    ];
+    let result = |o: &Output| -> Value {
+        assert!(o.status.success(), "{}", stderr(o));
+        let last = stdout(o).lines().last().map(str::to_owned).unwrap_or_default();
+        serde_json::from_str(&last).expect("a JSON result line")
+    };
+    let v = result(&flushwise(&args));
+    let mix = v["mix_pct"].as_array().expect("mix_pct");
+    let share = |name: &str| mix.iter().find(|p| p[0] == name).and_then(|p| p[1].as_f64());
+    assert!(share("query").is_some_and(|s| s > 0.0), "{mix:?}");
+    assert!(share("refresh").is_some_and(|s| s > 0.0), "{mix:?}");
+    assert_eq!(v["nopm"].as_f64(), Some(0.0));
+    assert!(v["workload"].as_str().is_some_and(|w| w.starts_with("tpch(SF 0.02")));
+    // The pool may hold the data (the paper's setting): nothing to evict.
+    assert!(v["hit_ratio"].as_f64().is_some_and(|h| h > 0.9));
+    // Bit for bit the same for the same seed.
+    let again = result(&flushwise(&args));
+    assert_eq!(v["transactions"], again["transactions"]);
+    assert_eq!(v["requests"], again["requests"]);
+    assert_eq!(v["async_writes"], again["async_writes"]);
+    // Bad scale factors name the flag.
+    let o = flushwise(&["sim", "run", "--workload", "tpch", "--sf", "0"]);
+    assert_one_error_line(&o, &["--sf 0"]);
+}
