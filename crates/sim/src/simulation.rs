@@ -154,6 +154,9 @@ pub struct Simulation {
     workload: Box<dyn Workload>,
     queue: EventQueue<Event>,
     cpu: Option<CpuCores>,
+    /// The longest run of page hits an agent does as one CPU burst
+    /// ([`Workload::cpu_slice_us`]); `None`: a whole run of hits.
+    cpu_slice_us: Option<u64>,
     agents: Vec<Agent>,
     read_waiters: HashMap<u32, Vec<u32>>,
     /// Write batches whose doublewrite copy is in flight.
@@ -251,6 +254,7 @@ impl Simulation {
             .build();
         let sync_margin_bytes = pool.redo().margins.max_modified_age_sync_bytes;
         let cpu = (config.cpu_cores > 0).then(|| CpuCores::new(config.cpu_cores));
+        let cpu_slice_us = workload.cpu_slice_us();
         Ok(Self {
             commit: commit.into(),
             cleaners: (0..cleaner.cleaner_count()).map(|_| CleanerState::default()).collect(),
@@ -260,6 +264,7 @@ impl Simulation {
             workload,
             queue: EventQueue::new(),
             cpu,
+            cpu_slice_us,
             agents: (0..agents_n).map(|_| Agent::default()).collect(),
             read_waiters: HashMap::new(),
             doublewrite_batches: HashMap::new(),
@@ -563,6 +568,11 @@ impl Simulation {
                         ag.attempt = 0;
                         ag.free_check_passed = false;
                         cpu += u64::from(costs.fix_us);
+                        if self.cpu_slice_us.is_some_and(|slice| cpu >= slice) {
+                            // The time slice is used up: others run first.
+                            self.spend_cpu(a, now, cpu);
+                            return Ok(());
+                        }
                         continue;
                     }
                     if cpu > 0 {

@@ -36,7 +36,23 @@ pub trait Workload {
     /// Agents the workload needs (a trace fixes it; TPC-C uses the flag).
     fn fixed_agents(&self) -> Option<u32>;
     fn describe(&self) -> String;
+    /// The CPU an agent spends on consecutive page hits before the others
+    /// get the cores, µs (`None`: a run of hits is one burst, however
+    /// long). The CPU model is a FIFO of non-preemptive bursts
+    /// (`cpu.rs`); TPC-C's transactions are short, but a TPC-H query's
+    /// scan of thousands of resident pages would be one burst of a tenth
+    /// of a second or more, and the refresh stream's short transactions
+    /// would wait behind it, where an operating system preempts the scan
+    /// after a time slice.
+    fn cpu_slice_us(&self) -> Option<u64> {
+        None
+    }
 }
+
+/// TPC-H's time slice: 4 ms, between Linux CFS's minimum granularity and
+/// its scheduling period on the paper's 4-core machine (0.75 ms and 6 ms,
+/// each times 1 + log2 4: 2.25 ms and 18 ms).
+pub const TPCH_CPU_SLICE_US: u64 = 4_000;
 
 /// Contiguous device regions per space.
 #[derive(Clone, Debug, Default)]
@@ -165,6 +181,10 @@ impl Workload for TpchWorkload {
 
     fn fixed_agents(&self) -> Option<u32> {
         None
+    }
+
+    fn cpu_slice_us(&self) -> Option<u64> {
+        Some(TPCH_CPU_SLICE_US)
     }
 
     fn describe(&self) -> String {
