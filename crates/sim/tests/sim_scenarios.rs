@@ -125,3 +125,43 @@ fn pool_larger_than_the_data_is_refused() {
         "{err}"
     );
 }
+
+/// TPC-H: long scans share the cores with the refresh stream's short
+/// transactions, as an operating system's time slices share them, instead
+/// of holding a core for a whole scan; and a pool may hold the data.
+#[test]
+fn tpch_scans_yield_the_cpu_so_the_refresh_stream_keeps_up() {
+    let config = SimConfig {
+        workload: WorkloadSpec::Tpch {
+            sf_thousandths: 100,
+            refresh: true,
+        },
+        connections: 5,
+        cpu_cores: 1,
+        buffer_pool_bytes: 512 << 20,
+        redo_bytes: 64 << 20,
+        policy: "mysql56".parse().expect("a registered policy"),
+        warmup_us: 2_000_000,
+        duration_us: 20_000_000,
+        report_interval_us: 5_000_000,
+        seed: 1,
+        ..SimConfig::default()
+    };
+    let (r, _) = run(config.clone());
+    let share = |name: &str| {
+        r.mix_pct
+            .iter()
+            .find(|(n, _)| n == name)
+            .map_or(0.0, |(_, pct)| pct / 100.0)
+    };
+    let refresh_per_s = r.transactions as f64 * share("refresh") / 20.0;
+    let queries = r.transactions as f64 * share("query");
+    // One core, four query streams: measured 96.7 refresh transactions/s
+    // with 4 ms slices, 47.4 with a whole run of hits as one burst (each
+    // refresh burst then waits behind whole scans of resident leaves).
+    assert!(refresh_per_s > 70.0, "{refresh_per_s} refresh transactions/s");
+    assert!(queries > 0.0);
+    assert!(r.figures.hit_ratio > 0.99, "the data fits the pool: {}", r.figures.hit_ratio);
+    let (again, _) = run(config);
+    assert_eq!(r, again, "deterministic");
+}
