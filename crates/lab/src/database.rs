@@ -98,17 +98,7 @@ impl Manifest {
     /// Writes the manifest durably and whole: beside it first, synced, then
     /// renamed over any old one and the directory synced.
     pub fn write(&self, dir: &Path) -> Result<(), String> {
-        let path = Self::path(dir);
-        let text = self.render()?;
-        let tmp = dir.join(format!("{MANIFEST_FILE}.tmp"));
-        let write = || -> std::io::Result<()> {
-            let mut file = fs::File::create(&tmp)?;
-            std::io::Write::write_all(&mut file, text.as_bytes())?;
-            file.sync_all()?;
-            fs::rename(&tmp, &path)?;
-            sync_dir(dir)
-        };
-        write().map_err(|e| format!("{}: cannot write: {e}", path.display()))
+        crate::workload_dir::write_durably(dir, &Self::path(dir), &self.render()?)
     }
 }
 

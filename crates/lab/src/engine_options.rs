@@ -13,10 +13,8 @@
 
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use flushwise_core::limits::RUN_POOL_FRAMES_MIN;
 use flushwise_core::policy::PolicySpec;
@@ -30,7 +28,6 @@ use flushwise_workloads::tpcc::{self, LoadConfig, LoadProgress, RunConfig};
 
 use crate::database::{self, human_bytes, Manifest, MANIFEST_FILE};
 use crate::engine_run::{self, EngineRunOutput, EngineRunSpec};
-use crate::sim_runner::progress_enabled;
 use crate::steady::Warmup;
 use crate::COMMIT;
 
@@ -297,27 +294,8 @@ pub fn prepare_database(location: &DbLocation, spec: &PrepareSpec<'_>) -> Result
     };
     let db = Database::create(dir, options).map_err(|e| format!("{}: {e}", dir.display()))?;
     let started = Instant::now();
-    let bar = progress_enabled().then(|| {
-        let bar = ProgressBar::with_draw_target(Some(1), ProgressDrawTarget::stderr());
-        let style = ProgressStyle::with_template("loading [{bar:30}] {percent:>3}% {pos}/{len} rows {per_sec} {eta}")
-            .unwrap_or_else(|_| ProgressStyle::default_bar())
-            .progress_chars("=> ");
-        bar.set_style(style);
-        bar
-    });
-    let last_line = Mutex::new(Instant::now());
-    let progress = |p: LoadProgress| {
-        if let Some(bar) = &bar {
-            bar.set_length(p.rows_expected.max(1));
-            bar.set_position(p.rows_loaded);
-        } else if let Ok(mut last) = last_line.lock() {
-            // Without a terminal: one line every 10 s.
-            if last.elapsed().as_secs() >= 10 {
-                *last = Instant::now();
-                eprintln!("loading: {} of {} rows", p.rows_loaded, p.rows_expected);
-            }
-        }
-    };
+    let bar = crate::workload_dir::LoadProgress::new(1, "rows");
+    let progress = |p: LoadProgress| bar.update(p.rows_loaded, p.rows_expected);
     let config = LoadConfig {
         warehouses,
         threads: spec.threads,
@@ -325,9 +303,7 @@ pub fn prepare_database(location: &DbLocation, spec: &PrepareSpec<'_>) -> Result
         ..LoadConfig::default()
     };
     let report = tpcc::prepare(&db, &config, &progress).map_err(|e| format!("tpcc prepare: {e}"))?;
-    if let Some(bar) = &bar {
-        bar.finish_and_clear();
-    }
+    bar.finish();
     db.close()
         .map_err(|e| format!("{}: closing after the load: {e}", dir.display()))?;
     let manifest = Manifest {

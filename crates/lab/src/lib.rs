@@ -29,6 +29,8 @@
 //!   validation answers, and power/throughput runs with flushing figures;
 //! - [`tpch_fig10`]: `lab run 000-fig10`, Lee et al.'s TPC-H experiment on
 //!   the engine (every policy, interleaved repeats, median and spread);
+//! - [`workload_dir`]: a prepared database directory of TPC-H or
+//!   Wisconsin (manifest, load marker, lock, free space, load progress);
 //! - [`steady`]: when an engine run's warm-up may end (fixed, or once the
 //!   policy's tuned parameters hold still).
 //!
@@ -55,6 +57,7 @@ pub mod sweep;
 pub mod torture;
 pub mod tpch;
 pub mod tpch_fig10;
+pub mod workload_dir;
 
 /// The commit every result carries (set by build.rs).
 pub const COMMIT: &str = env!("FLUSHWISE_COMMIT");

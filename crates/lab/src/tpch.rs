@@ -17,12 +17,10 @@
 //! I/O per query (reads and writes over the queries and refresh
 //! functions the test ran).
 
-use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde::{Deserialize, Serialize};
 
 use flushwise_core::policy::PolicySpec;
@@ -38,7 +36,7 @@ use flushwise_workloads::tpch::{export as tpch_export, gen::Scale, TpchDb};
 
 use crate::database::{self, human_bytes};
 use crate::engine_options::{self, check_redo_flag, io_mode, page_size, DbLocation, EngineSettings};
-use crate::sim_runner::progress_enabled;
+use crate::workload_dir::{self, DirKind};
 use crate::COMMIT;
 
 /// The manifest's file name inside a TPC-H database directory.
@@ -73,43 +71,31 @@ pub struct TableShape {
     pub internal_pages: u64,
 }
 
+/// The TPC-H kind of prepared directory.
+pub const KIND: DirKind = DirKind {
+    workload: "TPC-H",
+    command: "tpch",
+    manifest_file: MANIFEST_FILE,
+    marker_file: LOAD_MARKER_FILE,
+    prepare_flags: "--sf SF",
+};
+
 impl TpchManifest {
     pub fn path(dir: &Path) -> PathBuf {
         dir.join(MANIFEST_FILE)
     }
 
+    /// Reads and checks the manifest (scale factor, page size).
     pub fn read(dir: &Path) -> Result<TpchManifest, String> {
-        let path = Self::path(dir);
-        let text = fs::read_to_string(&path).map_err(|e| {
-            if e.kind() == std::io::ErrorKind::NotFound {
-                format!(
-                    "--dir {}: no prepared TPC-H database here ({MANIFEST_FILE} is missing); run `flushwise tpch prepare --dir {} --sf SF` first",
-                    dir.display(),
-                    dir.display()
-                )
-            } else {
-                format!("{}: cannot read: {e}", path.display())
-            }
-        })?;
-        let m: TpchManifest = serde_json::from_str(&text)
-            .map_err(|e| format!("{}: not a flushwise TPC-H manifest: {e}", path.display()))?;
-        Scale::new(m.sf).map_err(|e| format!("{}: {e}", path.display()))?;
-        PageSize::new(m.page_size_bytes as usize).map_err(|e| format!("{}: page size: {e}", path.display()))?;
+        let m: TpchManifest = workload_dir::read_manifest(dir, &KIND)?;
+        m.check().map_err(|e| format!("{}: {e}", Self::path(dir).display()))?;
         Ok(m)
     }
 
-    fn write(&self, dir: &Path) -> Result<(), String> {
-        let path = Self::path(dir);
-        let text = serde_json::to_string_pretty(self).map_err(|e| format!("cannot render the manifest: {e}"))? + "\n";
-        let tmp = dir.join(format!("{MANIFEST_FILE}.tmp"));
-        let write = || -> std::io::Result<()> {
-            let mut file = fs::File::create(&tmp)?;
-            std::io::Write::write_all(&mut file, text.as_bytes())?;
-            file.sync_all()?;
-            fs::rename(&tmp, &path)?;
-            fs::File::open(dir)?.sync_all()
-        };
-        write().map_err(|e| format!("{}: cannot write: {e}", path.display()))
+    fn check(&self) -> Result<(), String> {
+        Scale::new(self.sf)?;
+        PageSize::new(self.page_size_bytes as usize).map_err(|e| format!("page size: {e}"))?;
+        Ok(())
     }
 }
 
@@ -132,18 +118,6 @@ pub fn database_bytes_estimate(sf: f64, redo_bytes: u64) -> u64 {
     (1.6e9 * sf) as u64 + (64 << 20) + redo_bytes
 }
 
-fn has_database(dir: &Path, redo_dir: Option<&Path>) -> bool {
-    database::database_files(dir, redo_dir).iter().any(|p| p.exists())
-}
-
-fn marker_error(dir: &Path) -> String {
-    format!(
-        "--dir {}: the `tpch prepare` that created this database did not finish ({LOAD_MARKER_FILE} is still there, or database files without {MANIFEST_FILE}); run `flushwise tpch prepare --dir {} --sf SF --force` to wipe it and load again",
-        dir.display(),
-        dir.display()
-    )
-}
-
 /// Creates and loads; returns the manifest and a one-line summary.
 pub fn prepare(location: &DbLocation, spec: &TpchPrepareSpec<'_>) -> Result<(TpchManifest, String), String> {
     let dir = &location.dir;
@@ -155,41 +129,18 @@ pub fn prepare(location: &DbLocation, spec: &TpchPrepareSpec<'_>) -> Result<(Tpc
     database::require_pool_fits_memory(buffer_pool_bytes)
         .map_err(|e| format!("--buffer-pool {}: {e}", spec.buffer_pool))?;
     let io = io_mode(&location.io)?;
-    let redo_dir = location.redo_dir.as_deref();
-    for d in std::iter::once(dir.as_path()).chain(redo_dir) {
-        fs::create_dir_all(d).map_err(|e| format!("{}: cannot create the directory: {e}", d.display()))?;
-    }
-    let lock = database::lock_dirs(dir, redo_dir)?;
-    let exists = has_database(dir, redo_dir) || dir.join(LOAD_MARKER_FILE).exists() || TpchManifest::path(dir).exists();
-    if exists || database::Manifest::path(dir).exists() {
-        if !spec.force {
-            return Err(format!(
-                "--dir {}: a database is already here; remove the directory, choose another, or add --force to wipe it and load again",
-                dir.display()
-            ));
-        }
-        database::wipe_database(dir, redo_dir)?;
-        for f in [TpchManifest::path(dir), dir.join(LOAD_MARKER_FILE)] {
-            match fs::remove_file(&f) {
-                Ok(()) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => return Err(format!("{}: cannot remove: {e}", f.display())),
-            }
-        }
-    }
-    let needed = database_bytes_estimate(spec.sf, redo_bytes);
-    database::require_free(dir, needed, &format!("a TPC-H database of scale factor {}", spec.sf))?;
-    let marker = dir.join(LOAD_MARKER_FILE);
-    fs::write(
-        &marker,
-        format!(
+    let lock = workload_dir::begin_prepare(
+        location,
+        &KIND,
+        spec.force,
+        database_bytes_estimate(spec.sf, redo_bytes),
+        &format!("a TPC-H database of scale factor {}", spec.sf),
+        &format!(
             "tpch prepare of SF {} by process {} (commit {COMMIT}) has not finished\n",
             spec.sf,
             std::process::id()
         ),
-    )
-    .and_then(|()| fs::File::open(dir)?.sync_all())
-    .map_err(|e| format!("{}: cannot write: {e}", marker.display()))?;
+    )?;
     let options = DbOptions {
         redo_dir: location.redo_dir.clone(),
         page_size: page,
@@ -205,35 +156,15 @@ pub fn prepare(location: &DbLocation, spec: &TpchPrepareSpec<'_>) -> Result<(Tpc
         .iter()
         .map(|t| scale.rows(*t))
         .sum();
-    let bar = progress_enabled().then(|| {
-        let bar = ProgressBar::with_draw_target(Some(expected.max(1)), ProgressDrawTarget::stderr());
-        let style = ProgressStyle::with_template("loading [{bar:30}] {percent:>3}% {pos}/{len} rows {per_sec} {eta}")
-            .unwrap_or_else(|_| ProgressStyle::default_bar())
-            .progress_chars("=> ");
-        bar.set_style(style);
-        bar
-    });
-    let last_line = Mutex::new(Instant::now());
-    let progress = |p: LoadProgress| {
-        if let Some(bar) = &bar {
-            bar.set_length(p.rows_expected.max(p.rows_loaded).max(1));
-            bar.set_position(p.rows_loaded);
-        } else if let Ok(mut last) = last_line.lock() {
-            if last.elapsed().as_secs() >= 10 {
-                *last = Instant::now();
-                eprintln!("loading: {} of about {} rows", p.rows_loaded, p.rows_expected);
-            }
-        }
-    };
+    let bar = workload_dir::LoadProgress::new(expected, "rows");
+    let progress = |p: LoadProgress| bar.update(p.rows_loaded, p.rows_expected);
     let config = LoadConfig {
         sf: spec.sf,
         seed: spec.seed,
         threads: spec.threads.max(1),
     };
     let report = load::prepare(&db, &config, &progress).map_err(|e| format!("tpch prepare: {e}"))?;
-    if let Some(bar) = &bar {
-        bar.finish_and_clear();
-    }
+    bar.finish();
     let mut tables = Vec::new();
     for table in flushwise_workloads::tpch::Table::DATA {
         let id = db.index(table.store_name()).map_err(|e| format!("tpch prepare: {e}"))?;
@@ -247,7 +178,6 @@ pub fn prepare(location: &DbLocation, spec: &TpchPrepareSpec<'_>) -> Result<(Tpc
     }
     db.close()
         .map_err(|e| format!("{}: closing after the load: {e}", dir.display()))?;
-    let data = database::database_files(dir, redo_dir).remove(0);
     let manifest = TpchManifest {
         sf: spec.sf,
         seed: spec.seed,
@@ -256,16 +186,11 @@ pub fn prepare(location: &DbLocation, spec: &TpchPrepareSpec<'_>) -> Result<(Tpc
         rows: report.rows_loaded,
         load_seconds: started.elapsed().as_secs_f64(),
         database_bytes: database::dir_bytes(dir)?,
-        data_file_bytes: fs::metadata(&data)
-            .map(|m| m.len())
-            .map_err(|e| format!("{}: {e}", data.display()))?,
+        data_file_bytes: workload_dir::data_file_bytes(location)?,
         commit: COMMIT.to_string(),
         tables,
     };
-    manifest.write(dir)?;
-    fs::remove_file(&marker)
-        .and_then(|()| fs::File::open(dir)?.sync_all())
-        .map_err(|e| format!("{}: cannot remove: {e}", marker.display()))?;
+    workload_dir::finish_prepare(dir, &KIND, &manifest)?;
     drop(lock);
     let summary = format!(
         "prepared TPC-H SF {} in {}: {} rows in {:.1} s ({:.0} rows/s, {} threads), {} on disk; seed={} commit={}",
@@ -285,33 +210,10 @@ pub fn prepare(location: &DbLocation, spec: &TpchPrepareSpec<'_>) -> Result<(Tpc
 /// Locks a prepared TPC-H directory and reads its manifest, refusing an
 /// unfinished load and a truncated data file.
 pub fn open_prepared(location: &DbLocation) -> Result<(Arc<DirLock>, TpchManifest), String> {
-    let dir = &location.dir;
-    let redo_dir = location.redo_dir.as_deref();
-    if !dir.is_dir() {
-        return Err(TpchManifest::read(dir).err().unwrap_or_default());
-    }
-    let lock = database::lock_dirs(dir, redo_dir)?;
-    if dir.join(LOAD_MARKER_FILE).exists() || (has_database(dir, redo_dir) && !TpchManifest::path(dir).exists()) {
-        if database::Manifest::path(dir).exists() {
-            return Err(format!(
-                "--dir {}: this is a TPC-C database (flushwise-tpcc.json); TPC-H commands need `flushwise tpch prepare`",
-                dir.display()
-            ));
-        }
-        return Err(marker_error(dir));
-    }
-    let manifest = TpchManifest::read(dir)?;
-    let data = database::database_files(dir, redo_dir).remove(0);
-    let bytes = fs::metadata(&data)
-        .map_err(|e| format!("{}: {e}", data.display()))?
-        .len();
-    if bytes < manifest.data_file_bytes {
-        return Err(format!(
-            "{}: the data file is {bytes} bytes, shorter than the {} bytes it had when `tpch prepare` finished; it was truncated or replaced: load again with `flushwise tpch prepare --force`",
-            data.display(),
-            manifest.data_file_bytes
-        ));
-    }
+    let (lock, manifest) = workload_dir::open_prepared(location, &KIND, |m: &TpchManifest| m.data_file_bytes)?;
+    manifest
+        .check()
+        .map_err(|e| format!("{}: {e}", TpchManifest::path(&location.dir).display()))?;
     Ok((lock, manifest))
 }
 
