@@ -142,7 +142,19 @@ fn summary_text(out: &TpchRunOutput) -> String {
         fmt(r.queries_per_hour)
     );
     let header: Vec<String> = [
-        "test", "seconds", "queries", "RFs", "reads", "async_w", "sync_w", "sync_%", "hit", "io/query", "stall_ms",
+        "test",
+        "seconds",
+        "queries",
+        "RFs",
+        "reads",
+        "async_w",
+        "sync_w",
+        "sync_%",
+        "hit",
+        "io/query",
+        "stall_ms",
+        "redo_MiB",
+        "RF_orders/s",
     ]
     .iter()
     .map(|s| s.to_string())
@@ -163,6 +175,12 @@ fn summary_text(out: &TpchRunOutput) -> String {
                 format!("{:.4}", t.hit_ratio),
                 format!("{:.1}", t.io_per_query),
                 format!("{:.1}", t.user_stall_us as f64 / 1000.0),
+                format!("{:.1}", t.redo_bytes as f64 / f64::from(1u32 << 20)),
+                if t.refresh_seconds > 0.0 {
+                    format!("{:.0}", t.refresh_orders as f64 / t.refresh_seconds)
+                } else {
+                    "-".into()
+                },
             ]
         })
         .collect();
@@ -271,6 +289,9 @@ pub fn run(args: &TpchRunArgs) -> Result<(), String> {
                     ("hit_ratio".into(), format!("{:.6}", t.hit_ratio)),
                     ("io_per_query".into(), format!("{:.3}", t.io_per_query)),
                     ("user_stall_us".into(), t.user_stall_us.to_string()),
+                    ("redo_bytes".into(), t.redo_bytes.to_string()),
+                    ("refresh_seconds".into(), format!("{:.3}", t.refresh_seconds)),
+                    ("refresh_orders".into(), t.refresh_orders.to_string()),
                     ("power_at_size".into(), opt(r.power_at_size)),
                     ("throughput_at_size".into(), opt(r.throughput_at_size)),
                     ("qphh".into(), opt(r.qphh)),

@@ -286,6 +286,13 @@ pub struct TestFigures {
     pub io_per_query: f64,
     pub user_stall_us: u64,
     pub wait_free: u64,
+    /// Redo generated during the test.
+    pub redo_bytes: u64,
+    /// Time the refresh functions took, added up (in the throughput test
+    /// they run beside the queries).
+    pub refresh_seconds: f64,
+    /// Orders inserted or deleted by the refresh functions.
+    pub refresh_orders: u64,
 }
 
 impl TestFigures {
@@ -305,6 +312,9 @@ impl TestFigures {
             io_per_query: (pool.reads + pool.async_writes() + pool.sync_writes()) as f64 / units as f64,
             user_stall_us: pool.user_stall_us(),
             wait_free: pool.wait_free,
+            redo_bytes: 0,
+            refresh_seconds: 0.0,
+            refresh_orders: 0,
         }
     }
 }
@@ -366,10 +376,13 @@ impl TpchRunSettings {
 /// Pool counters at each test's start and end.
 struct Boundaries<'a, F: Fn(&QueryTiming) + Sync> {
     db: &'a Database,
-    starts: Mutex<Vec<(&'static str, PoolCounters)>>,
-    ends: Mutex<Vec<(&'static str, PoolCounters)>>,
+    /// (test, pool counters, redo LSN) at each test's start and end.
+    starts: Mutex<Vec<Mark>>,
+    ends: Mutex<Vec<Mark>>,
     on_query: F,
 }
+
+type Mark = (&'static str, PoolCounters, u64);
 
 impl<F: Fn(&QueryTiming) + Sync> Observer for Boundaries<'_, F> {
     fn query(&self, timing: &QueryTiming) {
@@ -377,12 +390,12 @@ impl<F: Fn(&QueryTiming) + Sync> Observer for Boundaries<'_, F> {
     }
     fn test_started(&self, test: &'static str) {
         if let Ok(mut v) = self.starts.lock() {
-            v.push((test, self.db.shell().metrics().counters));
+            v.push((test, self.db.shell().metrics().counters, self.db.redo().current_lsn().0));
         }
     }
     fn test_ended(&self, test: &'static str) {
         if let Ok(mut v) = self.ends.lock() {
-            v.push((test, self.db.shell().metrics().counters));
+            v.push((test, self.db.shell().metrics().counters, self.db.redo().current_lsn().0));
         }
     }
 }
@@ -434,16 +447,20 @@ pub fn run(
     closed?;
     let mut tests = Vec::new();
     for t in [&report.power, &report.throughput].into_iter().flatten() {
-        let start = starts.iter().find(|(n, _)| *n == t.test);
-        let end = ends.iter().find(|(n, _)| *n == t.test);
-        if let (Some((_, a)), Some((_, b))) = (start, end) {
-            tests.push(TestFigures::compute(
+        let start = starts.iter().find(|(n, _, _)| *n == t.test);
+        let end = ends.iter().find(|(n, _, _)| *n == t.test);
+        if let (Some((_, a, lsn_a)), Some((_, b, lsn_b))) = (start, end) {
+            let mut f = TestFigures::compute(
                 t.test,
                 t.seconds,
                 t.queries.len() as u64,
                 t.refreshes.len() as u64,
                 &b.since(a),
-            ));
+            );
+            f.redo_bytes = lsn_b.saturating_sub(*lsn_a);
+            f.refresh_seconds = t.refreshes.iter().map(|r| r.report.seconds).sum();
+            f.refresh_orders = t.refreshes.iter().map(|r| r.report.orders).sum();
+            tests.push(f);
         }
     }
     Ok(TpchRunOutput {
