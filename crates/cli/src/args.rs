@@ -81,6 +81,12 @@ pub enum Command {
     /// the failure or in success, and a reopen on a healthy device must
     /// hold every acknowledged commit. Exits 1 if one did not.
     IoerrSweep(IoerrSweepArgs),
+    /// Paper 003's write-heavy load on the Wisconsin relation: prepare,
+    /// run (UPDATEs arriving as a Poisson process, or N jobs back to
+    /// back), model (003's queueing model fitted to the runs and simulated
+    /// beside them).
+    #[command(subcommand)]
+    Wisconsin(WisconsinCommand),
 }
 
 #[derive(Args, Debug)]
@@ -819,4 +825,106 @@ pub struct TpchExportArgs {
     /// Directory for the CSV files (created if missing).
     #[arg(long, value_name = "DIR")]
     pub out: PathBuf,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum WisconsinCommand {
+    /// Creates a database directory and loads the Wisconsin relation
+    /// (keyed by unique1).
+    Prepare(WisconsinPrepareArgs),
+    /// 003's load: `UPDATE SET unique3=? WHERE unique1=?` requests, open
+    /// loop (`--rate`) or closed loop (`--jobs`); writes the requests,
+    /// per-interval series, CDF and a figure to `--out`/<label>/.
+    Run(WisconsinRunArgs),
+    /// Fits 003's model (ND, JQ, DPB) to the runs under `--runs`, simulates
+    /// it at the same rates and populations, prints Table 1's analogue and
+    /// the Kolmogorov-Smirnov distances, writes the side-by-side figures.
+    Model(WisconsinModelArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct WisconsinPrepareArgs {
+    #[command(flatten)]
+    pub location: DbLocationArgs,
+    /// Tuples (003: 10^7 on a 16 MB pool; 10^6 is about 240 MB of pages).
+    #[arg(long, default_value_t = 1_000_000)]
+    pub tuples: u64,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    #[arg(long, value_name = "BYTES", default_value = "16384")]
+    pub page_size: String,
+    #[arg(long, value_name = "SIZE", default_value = "64MiB")]
+    pub redo: String,
+    /// Buffer pool of the load.
+    #[arg(long, value_name = "SIZE", default_value = "256MiB")]
+    pub buffer_pool: String,
+    /// Wipe a database already in the directory and load again.
+    #[arg(long)]
+    pub force: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct WisconsinRunArgs {
+    #[command(flatten)]
+    pub location: DbLocationArgs,
+    /// Page-cleaning policy; `name:key=value,...` sets its parameters.
+    #[arg(long, default_value = flushwise_core::policy::DEFAULT_POLICY)]
+    pub policy: PolicySpec,
+    /// Open loop: Poisson arrivals at this many requests per second.
+    #[arg(long, value_name = "LAMBDA", conflicts_with = "jobs")]
+    pub rate: Option<f64>,
+    /// Open loop: worker threads serving the arrivals (003: 200).
+    #[arg(long, default_value_t = 200)]
+    pub workers: u32,
+    /// Closed loop: this many requests in the system at all times.
+    #[arg(long, value_name = "N")]
+    pub jobs: Option<u32>,
+    /// The same load before the measured part, not recorded (the pool
+    /// fills with dirty pages meanwhile).
+    #[arg(long, value_name = "DURATION", default_value = "30s")]
+    pub warmup: String,
+    /// How long requests are offered and recorded after the warm-up.
+    #[arg(long, value_name = "DURATION", default_value = "300s")]
+    pub duration: String,
+    /// Pool counters are sampled (and the series binned) this often.
+    #[arg(long, value_name = "DURATION", default_value = "1s")]
+    pub sample_interval: String,
+    /// 003: 16 MB.
+    #[arg(long, value_name = "SIZE", default_value = "16MiB")]
+    pub buffer_pool: String,
+    /// Resize the redo log to SIZE before the run.
+    #[arg(long, value_name = "SIZE")]
+    pub redo: Option<String>,
+    /// `native` or `emulated PRESET` (003 used a hard disk: `emulated wd-1tb-7200`).
+    #[arg(long, num_args = 1..=2, value_names = ["KIND", "PRESET"], default_value = "native")]
+    pub device: Vec<String>,
+    #[arg(long, value_enum, default_value = "on")]
+    pub doublewrite: OnOff,
+    #[arg(long, value_name = "0|1|2", default_value_t = 1)]
+    pub flush_log_at_commit: u8,
+    /// Crash recovery must finish within this (the `flushwise` policy).
+    #[arg(long, value_name = "DURATION")]
+    pub max_recovery_time: Option<String>,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Runs go to OUT/<label>/ (`open-<rate>`, `closed-<jobs>`).
+    #[arg(long, value_name = "DIR", default_value = "results/wisconsin")]
+    pub out: PathBuf,
+    #[arg(long, value_enum, default_value = "table")]
+    pub output: OutputFormat,
+}
+
+#[derive(Args, Debug)]
+pub struct WisconsinModelArgs {
+    /// The `--out` of earlier `wisconsin run`s: one directory per run.
+    #[arg(long, value_name = "DIR", default_value = "results/wisconsin")]
+    pub runs: PathBuf,
+    /// Figures and model.json go here [default: RUNS/model].
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Seed of the model's simulations.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    #[arg(long, value_enum, default_value = "table")]
+    pub output: OutputFormat,
 }

@@ -5,6 +5,8 @@
 //!   policies side by side (prepares the database once);
 //! - `tpcc prepare | run | check | export`: TPC-C on the real engine;
 //! - `tpch prepare | run | answers | export`: TPC-H on the real engine;
+//! - `wisconsin prepare | run | model`: paper 003's UPDATE load on the
+//!   Wisconsin relation and 003's queueing model fitted to it;
 //! - `sim run`: one policy, one configuration;
 //! - `sim compare`: the same configuration per policy, side by side;
 //! - `sim experiment`: the papers' experiment grids, scaled or full;
@@ -39,12 +41,13 @@ mod torture_cmd;
 mod tpcc_cmd;
 mod tpch_cmd;
 mod trace_cmd;
+mod wisconsin_cmd;
 
 use std::process::ExitCode;
 
 use clap::Parser;
 
-use args::{Cli, Command, LabCommand, SimCommand, TpccCommand, TpchCommand, TraceCommand};
+use args::{Cli, Command, LabCommand, SimCommand, TpccCommand, TpchCommand, TraceCommand, WisconsinCommand};
 
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
@@ -85,6 +88,9 @@ fn main() -> ExitCode {
         Command::Lab(LabCommand::Report(a)) => lab_cmd::report(&a),
         Command::Torture(a) => torture_cmd::torture(&a),
         Command::IoerrSweep(a) => torture_cmd::ioerr_sweep(&a),
+        Command::Wisconsin(WisconsinCommand::Prepare(a)) => wisconsin_cmd::prepare(&a),
+        Command::Wisconsin(WisconsinCommand::Run(a)) => wisconsin_cmd::run(&a),
+        Command::Wisconsin(WisconsinCommand::Model(a)) => wisconsin_cmd::model(&a),
     };
     match outcome {
         // Stopped by Ctrl-C / SIGTERM: the partial result is out; exit as

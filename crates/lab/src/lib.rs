@@ -29,6 +29,12 @@
 //!   validation answers, and power/throughput runs with flushing figures;
 //! - [`tpch_fig10`]: `lab run 000-fig10`, Lee et al.'s TPC-H experiment on
 //!   the engine (every policy, interleaved repeats, median and spread);
+//! - [`wisconsin`]: a Wisconsin database directory (paper 003's UPDATE
+//!   load): prepare, open- and closed-loop runs with their response-time
+//!   series, CDF and flush activity, and `model` (003's model fitted to
+//!   the runs, side by side);
+//! - [`model003`]: paper 003's queueing model as a seeded discrete-event
+//!   simulation, its fitting rules, the Kolmogorov-Smirnov distance;
 //! - [`workload_dir`]: a prepared database directory of TPC-H or
 //!   Wisconsin (manifest, load marker, lock, free space, load progress);
 //! - [`steady`]: when an engine run's warm-up may end (fixed, or once the
@@ -46,6 +52,7 @@ pub mod engine_options;
 pub mod engine_run;
 pub mod experiment;
 pub mod figures;
+pub mod model003;
 pub mod own_policy_matrix;
 pub mod plot;
 pub mod render;
@@ -57,6 +64,7 @@ pub mod sweep;
 pub mod torture;
 pub mod tpch;
 pub mod tpch_fig10;
+pub mod wisconsin;
 pub mod workload_dir;
 
 /// The commit every result carries (set by build.rs).

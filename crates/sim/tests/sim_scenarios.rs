@@ -161,7 +161,11 @@ fn tpch_scans_yield_the_cpu_so_the_refresh_stream_keeps_up() {
     // refresh burst then waits behind whole scans of resident leaves).
     assert!(refresh_per_s > 70.0, "{refresh_per_s} refresh transactions/s");
     assert!(queries > 0.0);
-    assert!(r.figures.hit_ratio > 0.99, "the data fits the pool: {}", r.figures.hit_ratio);
+    assert!(
+        r.figures.hit_ratio > 0.99,
+        "the data fits the pool: {}",
+        r.figures.hit_ratio
+    );
     let (again, _) = run(config);
     assert_eq!(r, again, "deterministic");
 }

@@ -6,6 +6,9 @@
 //!   transactions, a terminal driver, consistency check and CSV export.
 //! - [`tpch`]: TPC-H on the engine: generator, loader, the 22 queries over
 //!   a small executor, the refresh functions, power and throughput tests.
+//! - [`wisconsin`]: the Wisconsin benchmark's relation and paper 003's
+//!   UPDATE load (Poisson arrivals, open or closed loop) on the engine.
 
 pub mod tpcc;
 pub mod tpch;
+pub mod wisconsin;
