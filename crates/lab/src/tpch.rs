@@ -28,14 +28,13 @@ use flushwise_core::PoolCounters;
 use flushwise_engine::db::{Database, DbOptions, DirLock};
 use flushwise_engine::page::PageSize;
 use flushwise_sim::config_hash_of;
-use flushwise_sim::options::size_flag;
 use flushwise_workloads::tpch::driver::{self, Observer, QueryTiming, RunConfig, RunReport};
 use flushwise_workloads::tpch::load::{self, LoadConfig, LoadProgress};
 use flushwise_workloads::tpch::query::{self, Answer, Params};
 use flushwise_workloads::tpch::{export as tpch_export, gen::Scale, TpchDb};
 
 use crate::database::{self, human_bytes};
-use crate::engine_options::{self, check_redo_flag, io_mode, page_size, DbLocation, EngineSettings};
+use crate::engine_options::{self, io_mode, DbLocation, EngineSettings};
 use crate::workload_dir::{self, DirKind};
 use crate::COMMIT;
 
@@ -122,18 +121,17 @@ pub fn database_bytes_estimate(sf: f64, redo_bytes: u64) -> u64 {
 pub fn prepare(location: &DbLocation, spec: &TpchPrepareSpec<'_>) -> Result<(TpchManifest, String), String> {
     let dir = &location.dir;
     let scale = Scale::new(spec.sf)?;
-    let page = page_size(spec.page_size)?;
-    let redo_bytes = size_flag("--redo", spec.redo)?;
-    check_redo_flag(&format!("--redo {}", spec.redo), redo_bytes, page)?;
-    let buffer_pool_bytes = size_flag("--buffer-pool", spec.buffer_pool)?;
-    database::require_pool_fits_memory(buffer_pool_bytes)
-        .map_err(|e| format!("--buffer-pool {}: {e}", spec.buffer_pool))?;
-    let io = io_mode(&location.io)?;
-    let lock = workload_dir::begin_prepare(
+    let flags = workload_dir::LoadFlags {
+        page_size: spec.page_size,
+        redo: spec.redo,
+        buffer_pool: spec.buffer_pool,
+        force: spec.force,
+    };
+    let created = workload_dir::create_for_load(
         location,
         &KIND,
-        spec.force,
-        database_bytes_estimate(spec.sf, redo_bytes),
+        &flags,
+        |redo_bytes| database_bytes_estimate(spec.sf, redo_bytes),
         &format!("a TPC-H database of scale factor {}", spec.sf),
         &format!(
             "tpch prepare of SF {} by process {} (commit {COMMIT}) has not finished\n",
@@ -141,16 +139,7 @@ pub fn prepare(location: &DbLocation, spec: &TpchPrepareSpec<'_>) -> Result<(Tpc
             std::process::id()
         ),
     )?;
-    let options = DbOptions {
-        redo_dir: location.redo_dir.clone(),
-        page_size: page,
-        buffer_pool_bytes,
-        redo_bytes,
-        io,
-        dir_lock: Some(Arc::clone(&lock)),
-        ..DbOptions::default()
-    };
-    let db = Database::create(dir, options).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let (db, lock, page, redo_bytes) = (created.db, created.lock, created.page_size, created.redo_bytes);
     let started = Instant::now();
     let expected: u64 = flushwise_workloads::tpch::Table::DATA
         .iter()

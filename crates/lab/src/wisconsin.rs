@@ -31,13 +31,12 @@ use flushwise_core::policy::PolicySpec;
 use flushwise_engine::db::{Database, DbOptions, DirLock};
 use flushwise_engine::page::PageSize;
 use flushwise_sim::config_hash_of;
-use flushwise_sim::options::size_flag;
 use flushwise_workloads::wisconsin::driver::{self, Arrivals, Request, RunConfig, RunReport, Sample};
 use flushwise_workloads::wisconsin::load::{self, LoadMarker};
 use flushwise_workloads::wisconsin::series::{self, IntervalRow, ResponseSummary};
 
 use crate::database::{self, human_bytes};
-use crate::engine_options::{self, check_redo_flag, io_mode, page_size, DbLocation, EngineSettings};
+use crate::engine_options::{self, DbLocation, EngineSettings};
 use crate::model003::{self, Fit, ModelParams};
 use crate::plot::{self, Layout, Panel, Series};
 use crate::render::{render_table, Csv};
@@ -121,18 +120,17 @@ pub fn prepare(location: &DbLocation, spec: &WisconsinPrepareSpec<'_>) -> Result
             flushwise_workloads::wisconsin::schema::TUPLES_MAX
         ));
     }
-    let page = page_size(spec.page_size)?;
-    let redo_bytes = size_flag("--redo", spec.redo)?;
-    check_redo_flag(&format!("--redo {}", spec.redo), redo_bytes, page)?;
-    let buffer_pool_bytes = size_flag("--buffer-pool", spec.buffer_pool)?;
-    database::require_pool_fits_memory(buffer_pool_bytes)
-        .map_err(|e| format!("--buffer-pool {}: {e}", spec.buffer_pool))?;
-    let io = io_mode(&location.io)?;
-    let lock = workload_dir::begin_prepare(
+    let flags = workload_dir::LoadFlags {
+        page_size: spec.page_size,
+        redo: spec.redo,
+        buffer_pool: spec.buffer_pool,
+        force: spec.force,
+    };
+    let created = workload_dir::create_for_load(
         location,
         &KIND,
-        spec.force,
-        database_bytes_estimate(spec.tuples, redo_bytes),
+        &flags,
+        |redo_bytes| database_bytes_estimate(spec.tuples, redo_bytes),
         &format!("a Wisconsin relation of {} tuples", spec.tuples),
         &format!(
             "wisconsin prepare of {} tuples by process {} (commit {COMMIT}) has not finished\n",
@@ -140,16 +138,7 @@ pub fn prepare(location: &DbLocation, spec: &WisconsinPrepareSpec<'_>) -> Result
             std::process::id()
         ),
     )?;
-    let options = DbOptions {
-        redo_dir: location.redo_dir.clone(),
-        page_size: page,
-        buffer_pool_bytes,
-        redo_bytes,
-        io,
-        dir_lock: Some(Arc::clone(&lock)),
-        ..DbOptions::default()
-    };
-    let db = Database::create(dir, options).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let (db, lock, page, redo_bytes) = (created.db, created.lock, created.page_size, created.redo_bytes);
     let started = Instant::now();
     let last = std::sync::Mutex::new(Instant::now());
     let progress = |n: u64| {

@@ -26,10 +26,12 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use flushwise_engine::db::DirLock;
+use flushwise_engine::db::{Database, DbOptions, DirLock};
+use flushwise_engine::page::PageSize;
+use flushwise_sim::options::size_flag;
 
 use crate::database;
-use crate::engine_options::DbLocation;
+use crate::engine_options::{self, DbLocation};
 use crate::sim_runner::progress_enabled;
 
 /// Which workload a directory holds.
@@ -141,6 +143,61 @@ pub fn begin_prepare(
     database::require_free(dir, needed_bytes, what)?;
     write_durably(dir, &dir.join(kind.marker_file), marker_text)?;
     Ok(lock)
+}
+
+/// The engine settings of a load, as `prepare`'s flags give them.
+#[derive(Clone, Copy, Debug)]
+pub struct LoadFlags<'a> {
+    pub page_size: &'a str,
+    pub redo: &'a str,
+    pub buffer_pool: &'a str,
+    pub force: bool,
+}
+
+/// A database created for a load, with what `finish_prepare` records.
+pub struct CreatedForLoad {
+    pub db: Database,
+    /// Held until the manifest is written.
+    pub lock: Arc<DirLock>,
+    pub page_size: PageSize,
+    pub redo_bytes: u64,
+}
+
+/// `prepare` up to the empty database: the flags checked (each error names
+/// its flag), [`begin_prepare`] (`needed_bytes` from the redo capacity,
+/// `what` and the marker's text for messages), the database created.
+pub fn create_for_load(
+    location: &DbLocation,
+    kind: &DirKind,
+    flags: &LoadFlags<'_>,
+    needed_bytes: impl FnOnce(u64) -> u64,
+    what: &str,
+    marker_text: &str,
+) -> Result<CreatedForLoad, String> {
+    let page = engine_options::page_size(flags.page_size)?;
+    let redo_bytes = size_flag("--redo", flags.redo)?;
+    engine_options::check_redo_flag(&format!("--redo {}", flags.redo), redo_bytes, page)?;
+    let buffer_pool_bytes = size_flag("--buffer-pool", flags.buffer_pool)?;
+    database::require_pool_fits_memory(buffer_pool_bytes)
+        .map_err(|e| format!("--buffer-pool {}: {e}", flags.buffer_pool))?;
+    let io = engine_options::io_mode(&location.io)?;
+    let lock = begin_prepare(location, kind, flags.force, needed_bytes(redo_bytes), what, marker_text)?;
+    let options = DbOptions {
+        redo_dir: location.redo_dir.clone(),
+        page_size: page,
+        buffer_pool_bytes,
+        redo_bytes,
+        io,
+        dir_lock: Some(Arc::clone(&lock)),
+        ..DbOptions::default()
+    };
+    let db = Database::create(&location.dir, options).map_err(|e| format!("{}: {e}", location.dir.display()))?;
+    Ok(CreatedForLoad {
+        db,
+        lock,
+        page_size: page,
+        redo_bytes,
+    })
 }
 
 /// The last step of `prepare`: the manifest written, then the marker
