@@ -8,6 +8,7 @@ use proptest::prelude::*;
 use crate::buffer_pool::{
     BufferPool, BufferPoolConfig, CheckpointReason, FixIntent, FixOutcome, FreeCheck, LruMode, WriteKind,
 };
+use crate::free_page_path::FreePageRule;
 use crate::redo_space::RedoConfig;
 use crate::types::{FrameId, Lsn, PageId};
 
@@ -355,13 +356,18 @@ impl Model {
     }
 }
 
-fn run_ops(ops: Vec<Op>) {
+/// Runs `ops` on a 16-frame pool whose users follow `rule` (the pool's
+/// default when `None`).
+fn run_ops(ops: Vec<Op>, rule: Option<FreePageRule>) {
     let mut config = BufferPoolConfig::small(16);
     config.redo = RedoConfig {
         capacity_bytes: 2 << 20,
         thread_concurrency: 0,
     };
     let mut p = BufferPool::new(config, Lsn(1)).unwrap();
+    if let Some(rule) = rule {
+        p.set_free_page_rule(rule);
+    }
     let mut m = Model::default();
     let mut lsn = 10u64;
     let mut now = 0u64;
@@ -406,6 +412,13 @@ fn run_ops(ops: Vec<Op>) {
                         FixOutcome::SyncReplacementWrite(order) => {
                             assert!(m.dirty.contains_key(&order.page), "replacement victim must be dirty");
                             m.pending.push((order.frame, order.page, order.kind, None));
+                        }
+                        FixOutcome::UserLruBatch => {
+                            for order in p.take_user_lru_batch() {
+                                assert!(m.dirty.contains_key(&order.page), "a user batch writes dirty pages");
+                                assert_eq!(order.kind, WriteKind::UserLruBatch);
+                                m.pending.push((order.frame, order.page, order.kind, None));
+                            }
                         }
                         FixOutcome::NoFrame => {}
                     }
@@ -477,7 +490,13 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
     #[test]
     fn random_operations_keep_invariants_and_agree_with_reference_model(ops in proptest::collection::vec(op(), 1..200)) {
-        run_ops(ops);
+        run_ops(ops, None);
+    }
+
+    /// The same under InnoDB 5.1's free margin, where users run LRU batches.
+    #[test]
+    fn random_operations_under_the_5_1_free_margin_agree_with_reference_model(ops in proptest::collection::vec(op(), 1..200)) {
+        run_ops(ops, Some(crate::free_page_path::FreePagePath::MYSQL_5_1.resolve(1)));
     }
 }
 

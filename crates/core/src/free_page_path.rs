@@ -53,6 +53,22 @@
 //! page-cleaner wake when the policy's `WakeThresholds::on_sync_replacement`
 //! asks for it.
 //!
+//! Before 5.6 there was no page cleaner and no single-page flush: InnoDB
+//! 5.1 (the built-in engine, and the InnoDB Plugin 1.0 with it) keeps a
+//! *margin* of replaceable frames instead. After every page read
+//! (`buf0rea.c` `buf_read_page`) and whenever a free-frame search fails
+//! (`buf0lru.c` `buf_LRU_get_free_block`), the user calls
+//! `buf_flush_free_margin` (`buf0flu.c`): it counts the free frames plus the
+//! clean, unfixed pages within `BUF_LRU_FREE_SEARCH_LEN` of the LRU tail
+//! (`buf_flush_LRU_recommendation`), and if fewer than
+//! `BUF_FLUSH_FREE_BLOCK_MARGIN`, the user itself runs an LRU flush batch
+//! of `BUF_FLUSH_FREE_BLOCK_MARGIN + BUF_FLUSH_EXTRA_MARGIN - n_replaceable`
+//! pages (`buf_flush_batch(BUF_FLUSH_LRU, ...)`). A user that finds the
+//! margin short while such a batch is running waits for the batch to end
+//! (`buf_flush_wait_batch_end`): with every request missing, the whole
+//! server waits for one user's batch. That is the pause paper 003 models.
+//! [`SinglePageFlush::FreeMarginBatch`], sized by [`FreeMargin`].
+//!
 //! A policy that stands for 5.6 (`mysql56`, `percona56`, `self-tuning`)
 //! carries a [`FreePagePath`] with 5.6.15's values as defaults; the page
 //! cleaner driver hands the pool the resolved path ([`FreePageRule`]) at
@@ -74,6 +90,10 @@ const SINGLE_PAGE_FLUSH_CHOICES: &[(&str, &str)] = &[
     (
         "wait_for_cleaner",
         "MariaDB 10.5+: no user write, wake the cleaner and wait",
+    ),
+    (
+        "free_margin_batch",
+        "5.1/5.5: a user keeps a margin of replaceable frames by its own LRU batch; others wait for it",
     ),
 ];
 /// `lru_written_pages`' values.
@@ -140,6 +160,17 @@ pub const PARAMS_MYSQL_8_0: &[ParamDecl] = &path_params(
     "once",
 );
 
+/// The same parameters with MySQL 5.1's values as defaults
+/// ([`FreePagePath::MYSQL_5_1`]; `user_scan_depth` is not used by
+/// [`SinglePageFlush::FreeMarginBatch`], whose search depth 5.1 derives
+/// from the pool size).
+pub const PARAMS_MYSQL_5_1: &[ParamDecl] = &path_params(
+    ParamValue::Int(SEARCH_SCAN_THRESHOLD_57 as u64),
+    "free_margin_batch",
+    "stay",
+    "twice",
+);
+
 /// The same parameters with MariaDB 10.5+'s values as defaults
 /// ([`FreePagePath::MARIADB_10_5`]).
 pub const PARAMS_MARIADB_10_5: &[ParamDecl] = &path_params(
@@ -174,6 +205,69 @@ pub enum SinglePageFlush {
     /// wakes the page cleaner and waits for a frame on the free list
     /// (`FixOutcome::NoFrame`, then retries that take only a free frame).
     WaitForCleaner,
+    /// MySQL 5.1 (built-in InnoDB and Plugin 1.0) through 5.5: no
+    /// single-page flush. A user that finds fewer than
+    /// [`FreeMargin::margin_pages`] replaceable frames runs an LRU flush
+    /// batch itself (`FixOutcome::UserLruBatch`); while it runs, every user
+    /// that finds the margin short waits for it to end (`FixOutcome::NoFrame`).
+    /// A failed free-frame search scans `100 + n x |pool| / 10` pages deep
+    /// on its n-th try, the whole LRU after ten (`buf_LRU_search_and_free_block`).
+    FreeMarginBatch,
+}
+
+/// InnoDB 5.1's free-frame margin for a pool of `frames` pages (read in
+/// MySQL 5.1.45 `storage/innobase`: `include/buf0rea.h`
+/// `BUF_READ_AHEAD_AREA`, `include/buf0flu.h` `BUF_FLUSH_FREE_BLOCK_MARGIN`
+/// and `BUF_FLUSH_EXTRA_MARGIN`, `include/buf0lru.h`
+/// `BUF_LRU_FREE_SEARCH_LEN`). For a 16 MiB pool (1,024 pages) a batch
+/// writes 146 - n_replaceable >= 110 pages: about paper 003's DPBmax of 111.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FreeMargin {
+    /// `BUF_READ_AHEAD_AREA` = min(64, the power of two >= |pool| / 32).
+    pub read_ahead_area_pages: u32,
+    /// `BUF_FLUSH_FREE_BLOCK_MARGIN` = 5 + the read-ahead area.
+    pub margin_pages: u32,
+    /// `BUF_FLUSH_EXTRA_MARGIN` = margin / 4 + 100.
+    pub extra_pages: u32,
+    /// `BUF_LRU_FREE_SEARCH_LEN` = 5 + 2 x the read-ahead area: how far from
+    /// the LRU tail replaceable pages count towards the margin.
+    pub search_len_pages: u32,
+}
+
+impl FreeMargin {
+    pub fn for_pool(frames: u32) -> FreeMargin {
+        // ut_2_power_up: the least power of two >= n (1 for n = 0).
+        let area = (frames / 32).max(1).next_power_of_two().min(64);
+        let margin = 5 + area;
+        FreeMargin {
+            read_ahead_area_pages: area,
+            margin_pages: margin,
+            extra_pages: margin / 4 + 100,
+            search_len_pages: 5 + 2 * area,
+        }
+    }
+
+    /// `buf_flush_LRU_recommendation`: pages to flush given `replaceable`
+    /// frames counted (free plus clean within the search length), 0 when
+    /// the margin holds.
+    pub fn pages_to_flush(&self, replaceable: u32) -> u32 {
+        if replaceable >= self.margin_pages {
+            0
+        } else {
+            self.margin_pages + self.extra_pages - replaceable
+        }
+    }
+
+    /// `buf_LRU_search_and_free_block`'s depth on try `n_iterations` (from 1):
+    /// `100 + n x |pool| / 10`, unbounded after ten tries.
+    pub fn search_depth(frames: u32, n_iterations: u32) -> u32 {
+        if n_iterations > 10 {
+            u32::MAX
+        } else {
+            let depth = 100 + u64::from(n_iterations) * u64::from(frames) / 10;
+            u32::try_from(depth).unwrap_or(u32::MAX)
+        }
+    }
 }
 
 /// What becomes of a page the LRU batch wrote, when its write completes.
@@ -252,6 +346,19 @@ impl FreePagePath {
         preflush_advance: PreflushAdvance::Excess,
     };
 
+    /// MySQL 5.1.45's built-in InnoDB (and the Plugin 1.0 and 5.5, which keep
+    /// `buf_flush_free_margin`): users keep the free margin by their own LRU
+    /// batches ([`SinglePageFlush::FreeMarginBatch`]); written pages stay on
+    /// the LRU, clean (`buf_LRU_try_free_flushed_blocks` frees them from
+    /// the tail later); a writer past the sync margin preflushes twice the
+    /// excess (`log0log.c` `log_checkpoint_margin`, as 5.6.15).
+    pub const MYSQL_5_1: FreePagePath = FreePagePath {
+        user_scan_depth: UserScanDepth::Fixed(SEARCH_SCAN_THRESHOLD_57),
+        single_page_flush: SinglePageFlush::FreeMarginBatch,
+        lru_written_pages: LruWrittenPages::StayOnLru,
+        preflush_advance: PreflushAdvance::TwiceExcessWaitRunning,
+    };
+
     /// The rule users follow now, given the policy's current Pscan.
     pub fn resolve(&self, lru_scan_depth: u32) -> FreePageRule {
         let depth = match self.user_scan_depth {
@@ -278,6 +385,7 @@ impl FreePagePath {
             single_page_flush: match params.name("single_page_flush") {
                 "all_datafiles" => SinglePageFlush::AllDatafiles,
                 "wait_for_cleaner" => SinglePageFlush::WaitForCleaner,
+                "free_margin_batch" => SinglePageFlush::FreeMarginBatch,
                 _ => SinglePageFlush::OwnSpace,
             },
             lru_written_pages: match params.name("lru_written_pages") {
@@ -294,7 +402,8 @@ impl FreePagePath {
     /// (name, value) pairs for a policy's `parameters()`: the scan depth as
     /// pages (0 = follows Pscan), and 1 where the 5.6.15 rule of each other
     /// field holds, 0 where the later one does (all_datafiles is 2; for
-    /// `single_page_flush`, MariaDB's wait for the cleaner is the later one;
+    /// `single_page_flush`, MariaDB's wait for the cleaner is the later one
+    /// and 5.1's free-margin batch is 3;
     /// `preflush_twice_excess` is -1 where writers wait for the cleaner).
     pub fn parameters(&self) -> [(&'static str, f64); 4] {
         [
@@ -311,6 +420,7 @@ impl FreePagePath {
                     SinglePageFlush::OwnSpace => 1.0,
                     SinglePageFlush::AllDatafiles => 2.0,
                     SinglePageFlush::WaitForCleaner => 0.0,
+                    SinglePageFlush::FreeMarginBatch => 3.0,
                 },
             ),
             (
@@ -381,6 +491,31 @@ mod tests {
         );
         let err = parse("percona56:user_scan_depth=0").err().unwrap();
         assert!(err.contains("user_scan_depth"), "{err}");
+    }
+
+    #[test]
+    fn free_margin_follows_5_1_45_constants() {
+        // 16 MiB of 16 KiB pages: area 32, margin 37, extra 109, search 69.
+        let m = FreeMargin::for_pool(1024);
+        assert_eq!(
+            (m.read_ahead_area_pages, m.margin_pages, m.extra_pages, m.search_len_pages),
+            (32, 37, 109, 69)
+        );
+        assert_eq!(m.pages_to_flush(37), 0);
+        assert_eq!(m.pages_to_flush(36), 110);
+        assert_eq!(m.pages_to_flush(0), 146);
+        // The area is capped at 64 pages and rounds up to a power of two.
+        assert_eq!(FreeMargin::for_pool(1 << 20).read_ahead_area_pages, 64);
+        assert_eq!(FreeMargin::for_pool(100).read_ahead_area_pages, 4);
+        assert_eq!(FreeMargin::for_pool(10).read_ahead_area_pages, 1);
+        assert_eq!(FreeMargin::search_depth(1024, 1), 202);
+        assert_eq!(FreeMargin::search_depth(1024, 10), 1124);
+        assert_eq!(FreeMargin::search_depth(1024, 11), u32::MAX);
+        const GROUPS_5_1: &[&[ParamDecl]] = &[PARAMS_MYSQL_5_1];
+        assert_eq!(
+            FreePagePath::from_params(&ParamSet::defaults(GROUPS_5_1)),
+            FreePagePath::MYSQL_5_1
+        );
     }
 
     #[test]

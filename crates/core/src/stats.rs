@@ -29,7 +29,8 @@ pub struct PoolCounters {
     pub flush_list_pages: u64,
     /// Pages written by a page cleaner that cleans without evicting (DB2 style).
     pub cleaner_clean_pages: u64,
-    /// Synchronous replacement writes by user threads (single-page flushes).
+    /// Synchronous replacement writes by user threads: single-page flushes,
+    /// and the pages of InnoDB 5.1's user LRU batches (`buf_flush_free_margin`).
     pub sync_replacement_writes: u64,
     /// Synchronous recoverability writes by user threads (`buffer_flush_sync_total_pages`); NP_sync_rec.
     pub sync_recoverability_writes: u64,

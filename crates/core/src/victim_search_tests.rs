@@ -82,7 +82,8 @@ enum Op {
     /// Hand the pools a new free-page rule (as the cleaner does).
     SetRule {
         user_scan_depth: u32,
-        in_5_6: bool,
+        /// 0: MySQL 5.6.15's path, 1: 5.7's, 2: 5.1's free margin.
+        version: u8,
     },
     /// The fast-hit shell pins or unpins a resident frame.
     Pin {
@@ -109,7 +110,7 @@ fn op(pages: u32, frames: u32) -> impl Strategy<Value = Op> {
         ),
         2 => (1u32..10).prop_map(|pages| Op::FlushBatch { pages }),
         1 => Just(Op::FreeCheck),
-        1 => (1..frames + 4, any::<bool>()).prop_map(|(user_scan_depth, in_5_6)| Op::SetRule { user_scan_depth, in_5_6 }),
+        1 => (1..frames + 4, 0u8..3).prop_map(|(user_scan_depth, version)| Op::SetRule { user_scan_depth, version }),
         2 => (0..frames).prop_map(|frame| Op::Pin { frame }),
         2 => any::<usize>().prop_map(|nth| Op::Unpin { nth }),
     ]
@@ -194,6 +195,10 @@ fn step(sides: &mut [Side; 2], flight: &mut Flight, op: &Op, now_us: u64) {
                     }
                 }
                 FixOutcome::SyncReplacementWrite(order) => flight.writing.push(order.frame),
+                FixOutcome::UserLruBatch => {
+                    let writes = each(sides, "user LRU batch", |p| p.take_user_lru_batch());
+                    flight.writing.extend(writes.iter().map(|w| w.frame));
+                }
                 FixOutcome::WaitRead(_) | FixOutcome::NoFrame => {}
             }
         }
@@ -273,12 +278,12 @@ fn step(sides: &mut [Side; 2], flight: &mut Flight, op: &Op, now_us: u64) {
         }
         Op::SetRule {
             user_scan_depth,
-            in_5_6,
+            version,
         } => {
-            let path = if in_5_6 {
-                FreePagePath::MYSQL_5_6_15
-            } else {
-                FreePagePath::MYSQL_5_7
+            let path = match version {
+                0 => FreePagePath::MYSQL_5_6_15,
+                1 => FreePagePath::MYSQL_5_7,
+                _ => FreePagePath::MYSQL_5_1,
             };
             let rule = FreePageRule {
                 user_scan_depth,

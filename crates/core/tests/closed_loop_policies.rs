@@ -431,6 +431,15 @@ impl Sim {
                 self.agents[a].wait = AgentWait::OwnWrites(1);
                 self.submit_write(order, Writer::Agent(a));
             }
+            FixOutcome::UserLruBatch => {
+                // InnoDB 5.1: this user writes the LRU batch itself.
+                self.retry_later(a);
+                let writes = self.pool.take_user_lru_batch();
+                self.agents[a].wait = AgentWait::OwnWrites(writes.len() as u32);
+                for w in writes {
+                    self.submit_write(w, Writer::Agent(a));
+                }
+            }
             FixOutcome::NoFrame if op.attempt == 0 => {
                 // The first attempt skips the clean-victim scan when the last
                 // one failed (`try_LRU_scan`), so NoFrame here may hide clean

@@ -622,6 +622,24 @@ impl Simulation {
                             self.after_user_operation(now);
                             return Ok(());
                         }
+                        FixOutcome::UserLruBatch => {
+                            // InnoDB 5.1 `buf_flush_free_margin`: this user
+                            // writes the LRU batch and waits for it; others
+                            // get `NoFrame` until it ends.
+                            self.begin_stall(a, now, StallKind::FreeFrame);
+                            let orders = self.pool.take_user_lru_batch();
+                            let ag = &mut self.agents[a as usize];
+                            ag.attempt += 1;
+                            if orders.is_empty() {
+                                self.queue.schedule(now + NO_FRAME_RETRY_US, Event::AgentRun(a));
+                                return Ok(());
+                            }
+                            ag.outstanding_writes = orders.len() as u32;
+                            ag.drain_after_write = false;
+                            self.submit_writes(orders, Owner::Agent(a), now);
+                            self.after_user_operation(now);
+                            return Ok(());
+                        }
                         FixOutcome::NoFrame => {
                             self.begin_stall(a, now, StallKind::FreeFrame);
                             self.agents[a as usize].attempt += 1;

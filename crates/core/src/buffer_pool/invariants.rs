@@ -29,7 +29,7 @@ impl BufferPool {
             assert!(self.frames[i as usize].in_old, "old frame {i} not flagged old");
         }
         let mut pending_reads = 0;
-        let mut pending_writes = [0u32; 5];
+        let mut pending_writes = [0u32; WriteKind::ALL.len()];
         for (i, f) in self.frames.iter().enumerate() {
             if on_free[i] {
                 // 1. free frames

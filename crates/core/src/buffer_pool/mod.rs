@@ -213,19 +213,30 @@ pub enum WriteKind {
     SyncReplacement,
     /// A user thread needed redo space (sync preflush).
     SyncRecoverability,
+    /// A user thread's LRU flush batch keeping InnoDB 5.1's free margin
+    /// (`buf_flush_free_margin`, see [`crate::free_page_path::FreeMargin`]):
+    /// the page stays resident, now clean, for users to evict. Counted with
+    /// the synchronous replacement writes: a user thread wrote it to get
+    /// frames.
+    UserLruBatch,
 }
 
 impl WriteKind {
-    pub const ALL: [WriteKind; 5] = [
+    pub const ALL: [WriteKind; 6] = [
         WriteKind::LruBatch,
         WriteKind::FlushList,
         WriteKind::CleanerClean,
         WriteKind::SyncReplacement,
         WriteKind::SyncRecoverability,
+        WriteKind::UserLruBatch,
     ];
 
+    /// Written by a user thread rather than a page cleaner.
     pub fn is_synchronous(self) -> bool {
-        matches!(self, WriteKind::SyncReplacement | WriteKind::SyncRecoverability)
+        matches!(
+            self,
+            WriteKind::SyncReplacement | WriteKind::SyncRecoverability | WriteKind::UserLruBatch
+        )
     }
 
     fn index(self) -> usize {
@@ -261,6 +272,12 @@ pub enum FixOutcome {
     /// completion and ask again with `attempt + 1` (which scans the whole
     /// LRU for a clean victim).
     NoFrame,
+    /// InnoDB 5.1's free margin is short and no user batch is running: the
+    /// caller runs one. It takes the writes with
+    /// [`BufferPool::take_user_lru_batch`], writes them (through the
+    /// doublewrite buffer), reports each `complete_write`, and asks again
+    /// with `attempt + 1`. Meanwhile other users get `NoFrame`.
+    UserLruBatch,
 }
 
 /// Whether a fix that misses reads the page or creates it empty.
@@ -431,7 +448,10 @@ pub struct BufferPool {
     /// `buf_pool->try_LRU_scan`: cleared when a tail scan found nothing clean.
     try_lru_scan: bool,
     pending_reads: u32,
-    pending_writes: [u32; 5],
+    pending_writes: [u32; 6],
+    /// The writes of the user LRU batch `fix` last answered
+    /// `FixOutcome::UserLruBatch` with, until the user takes them.
+    user_lru_batch: Vec<WriteOrder>,
     wake: WakeThresholds,
     wake_pending: bool,
     old_ratio_1024: u64,
@@ -493,7 +513,8 @@ impl BufferPool {
             freed_page_clock: 0,
             try_lru_scan: true,
             pending_reads: 0,
-            pending_writes: [0; 5],
+            pending_writes: [0; 6],
+            user_lru_batch: Vec::new(),
             wake: WakeThresholds::default(),
             wake_pending: false,
             last_checkpoint_us: 0,
@@ -861,7 +882,7 @@ impl BufferPool {
             WriteKind::LruBatch => &mut self.counters.lru_batch_flush_pages,
             WriteKind::FlushList => &mut self.counters.flush_list_pages,
             WriteKind::CleanerClean => &mut self.counters.cleaner_clean_pages,
-            WriteKind::SyncReplacement => &mut self.counters.sync_replacement_writes,
+            WriteKind::SyncReplacement | WriteKind::UserLruBatch => &mut self.counters.sync_replacement_writes,
             WriteKind::SyncRecoverability => &mut self.counters.sync_recoverability_writes,
         };
         *counter -= 1;

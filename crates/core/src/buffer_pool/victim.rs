@@ -9,6 +9,9 @@ use super::*;
 impl BufferPool {
     /// Finds a frame for a missing page (`buf_LRU_get_free_block`).
     pub(super) fn take_free_frame(&mut self, attempt: u32) -> Result<u32, FixOutcome> {
+        if self.free_rule.single_page_flush == crate::free_page_path::SinglePageFlush::FreeMarginBatch {
+            return self.take_free_frame_5_1(attempt);
+        }
         if let Some(index) = self.free.pop() {
             if self.wake.free_pages_below.is_some_and(|low| self.free_len() < low) {
                 self.wake_pending = true;
@@ -80,6 +83,97 @@ impl BufferPool {
             }
         }
         Err(FixOutcome::NoFrame)
+    }
+
+    /// InnoDB 5.1's free-frame search for a missing page (MySQL 5.1.45
+    /// `buf0rea.c` `buf_read_page` and `buf0lru.c` `buf_LRU_get_free_block`,
+    /// both calling `buf0flu.c` `buf_flush_free_margin`). 5.1 checks the
+    /// margin after the read; checking it before taking the frame makes the
+    /// same user wait for the same batch, one read earlier.
+    fn take_free_frame_5_1(&mut self, attempt: u32) -> Result<u32, FixOutcome> {
+        let margin = crate::free_page_path::FreeMargin::for_pool(self.config.frames);
+        let to_flush = margin.pages_to_flush(self.replaceable_near_tail(&margin));
+        if to_flush > 0 {
+            if self.pending_writes[WriteKind::UserLruBatch.index()] > 0 || !self.user_lru_batch.is_empty() {
+                // `buf_flush_batch` finds an LRU batch running and returns
+                // ULINT_UNDEFINED: `buf_flush_wait_batch_end`.
+                if attempt == 0 {
+                    self.counters.wait_free += 1;
+                }
+                return Err(FixOutcome::NoFrame);
+            }
+            let writes = self.user_lru_batch_writes(to_flush);
+            if !writes.is_empty() {
+                if attempt == 0 {
+                    self.counters.wait_free += 1;
+                }
+                self.user_lru_batch = writes;
+                return Err(FixOutcome::UserLruBatch);
+            }
+        }
+        if let Some(index) = self.free.pop() {
+            return Ok(index);
+        }
+        // buf_LRU_search_and_free_block: try n scans 100 + n x |pool| / 10 deep.
+        let limit = crate::free_page_path::FreeMargin::search_depth(self.config.frames, attempt.saturating_add(1));
+        let (victim, scanned) = self.find_clean_victim(limit);
+        self.counters.clean_victim_scanned += u64::from(scanned);
+        if let Some(index) = victim {
+            self.unlink_resident(index);
+            return Ok(index);
+        }
+        // Nothing replaceable and nothing to write (every page fixed or
+        // under I/O): wait for an unfix or a write and search again.
+        if attempt == 0 {
+            self.counters.wait_free += 1;
+        }
+        Err(FixOutcome::NoFrame)
+    }
+
+    /// `buf_flush_LRU_recommendation`'s count: free frames plus replaceable
+    /// pages within the search length of the LRU tail, counted up to the
+    /// margin plus the extra margin.
+    fn replaceable_near_tail(&self, margin: &crate::free_page_path::FreeMargin) -> u32 {
+        let cap = margin.margin_pages + margin.extra_pages;
+        let mut count = self.free_len();
+        let mut cursor = self.lru_tail();
+        let mut distance = 0;
+        while cursor != NIL && count < cap && distance < margin.search_len_pages {
+            if self.frames[cursor as usize].replaceable() {
+                count += 1;
+            }
+            distance += 1;
+            cursor = self.lru_prev(cursor);
+        }
+        count
+    }
+
+    /// The writes of a user's LRU batch (`buf_flush_batch(BUF_FLUSH_LRU,
+    /// min_n)`): from the LRU tail, dirty pages without I/O that nobody has
+    /// fixed (`buf_flush_ready_for_flush` with BUF_FLUSH_LRU), until
+    /// `min_n` are written or the list ends. 5.1 also writes each victim's
+    /// old, unfixed dirty neighbours within `BUF_FLUSH_AREA` and counts
+    /// them towards `min_n`; neighbours are not modelled (no policy here
+    /// flushes neighbours), so a batch writes the same number of pages,
+    /// all from the tail.
+    fn user_lru_batch_writes(&mut self, min_n: u32) -> Vec<WriteOrder> {
+        let mut writes = Vec::new();
+        let mut cursor = self.lru_tail();
+        while cursor != NIL && (writes.len() as u32) < min_n {
+            let prev = self.lru_prev(cursor);
+            if self.single_page_flushable(cursor) {
+                writes.push(self.start_write(cursor, WriteKind::UserLruBatch));
+            }
+            cursor = prev;
+        }
+        self.try_lru_scan = true;
+        writes
+    }
+
+    /// The writes of the user LRU batch `fix` answered
+    /// [`FixOutcome::UserLruBatch`] with; the caller writes them all.
+    pub fn take_user_lru_batch(&mut self) -> Vec<WriteOrder> {
+        std::mem::take(&mut self.user_lru_batch)
     }
 
     /// A user's clean-victim scan (`buf_LRU_free_from_common_LRU_list`):
@@ -220,7 +314,7 @@ impl BufferPool {
             WriteKind::LruBatch => self.counters.lru_batch_flush_pages += 1,
             WriteKind::FlushList => self.counters.flush_list_pages += 1,
             WriteKind::CleanerClean => self.counters.cleaner_clean_pages += 1,
-            WriteKind::SyncReplacement => self.counters.sync_replacement_writes += 1,
+            WriteKind::SyncReplacement | WriteKind::UserLruBatch => self.counters.sync_replacement_writes += 1,
             WriteKind::SyncRecoverability => self.counters.sync_recoverability_writes += 1,
         }
         WriteOrder {

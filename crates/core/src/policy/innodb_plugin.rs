@@ -723,6 +723,11 @@ pub(crate) mod test_support {
                     FixOutcome::SyncReplacementWrite(w) => {
                         pool.complete_write(w.frame);
                     }
+                    FixOutcome::UserLruBatch => {
+                        for w in pool.take_user_lru_batch() {
+                            pool.complete_write(w.frame);
+                        }
+                    }
                     FixOutcome::WaitRead(_) | FixOutcome::NoFrame => {}
                 }
             }

@@ -33,6 +33,7 @@ pub mod db2_aiop;
 pub mod flushwise;
 pub mod innodb_plugin;
 pub mod mariadb1011;
+pub mod mysql51;
 pub mod mysql56;
 pub mod mysql80;
 pub mod percona56;
@@ -292,6 +293,7 @@ pub const REGISTRY: &[&PolicyEntry] = &[
     &adaptive_checkpoint::ENTRY_REFLEX,
     &adaptive_checkpoint::ENTRY_ESTIMATE,
     &innodb_plugin::ENTRY,
+    &mysql51::ENTRY,
     &flushwise::ENTRY,
 ];
 

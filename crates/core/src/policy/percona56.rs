@@ -460,6 +460,10 @@ mod tests {
                     break frame;
                 }
                 FixOutcome::SyncReplacementWrite(order) => complete(pool, &[order]),
+                FixOutcome::UserLruBatch => {
+                    let writes = pool.take_user_lru_batch();
+                    complete(pool, &writes);
+                }
                 FixOutcome::NoFrame => return false,
                 FixOutcome::WaitRead(_) => panic!("the test shell completes every read at once"),
             }

@@ -361,7 +361,7 @@ impl Inner {
             let now_us = self.now_us();
             let outcome = core.pool.fix(page, intent, attempt, now_us);
             match outcome {
-                FixOutcome::SyncReplacementWrite(_) | FixOutcome::NoFrame => {
+                FixOutcome::SyncReplacementWrite(_) | FixOutcome::NoFrame | FixOutcome::UserLruBatch => {
                     stall_started_us.get_or_insert(now_us);
                 }
                 _ => {
@@ -432,6 +432,18 @@ impl Inner {
                         std::thread::sleep(NO_FRAME_WAIT);
                     }
                 }
+                FixOutcome::UserLruBatch => {
+                    // InnoDB 5.1 `buf_flush_free_margin`: this user runs the
+                    // LRU batch (through the doublewrite buffer, as the
+                    // cleaner's batches); others wait for it to end. Pages
+                    // latched exclusively are skipped (`LatchWait::Try`), as
+                    // 5.1 flushes only pages it can latch without waiting.
+                    attempt += 1;
+                    let orders = self.core.lock().pool.take_user_lru_batch();
+                    self.write_pages(orders, LatchWait::Try)?;
+                    let mut core = self.core.lock();
+                    self.after_user_operation(&mut core);
+                }
                 FixOutcome::NoFrame => {
                     attempt += 1;
                     let mut core = self.core.lock();
@@ -470,8 +482,8 @@ impl Inner {
     ///   wait until no page write is in flight, then fsync every tablespace.
     fn finish_single_page_flush(&self, space_id: u32, mode: SinglePageFlush) -> Result<()> {
         let spaces: Vec<&Arc<Tablespace>> = match mode {
-            // Users under this rule never write a victim (MariaDB 10.5+).
-            SinglePageFlush::WaitForCleaner => return Ok(()),
+            // Users under these rules never write a single page.
+            SinglePageFlush::WaitForCleaner | SinglePageFlush::FreeMarginBatch => return Ok(()),
             SinglePageFlush::OwnSpace if self.doublewrite.is_some() => return Ok(()),
             SinglePageFlush::OwnSpace => vec![self.space(space_id)?],
             SinglePageFlush::AllDatafiles => {
