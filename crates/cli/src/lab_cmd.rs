@@ -23,6 +23,13 @@ const LAB_EXPERIMENTS: &[(&str, &str)] = &[
          --full: SF 1, 10 streams, 4 GiB), runs interleaved; not part of `all`",
     ),
     (
+        flushwise_lab::wisconsin_lab::NAME,
+        "Paper 003 on the engine: the Wisconsin UPDATE load on the emulated HDD under mysql51 \
+         (MySQL 5.1, 003's server): saturated, single-job, three open-loop rates and three \
+         populations; 003's model fitted (Table 1, KS distances); flushwise at the same rates \
+         (~13 min; --full ~40 min); not part of `all`",
+    ),
+    (
         matrix::ORACLE_NAME,
         "Issue #12: the tuned oracle, a grid search over mysql56 and percona56's \
          innodb_lru_scan_depth x innodb_io_capacity in every matrix cell (simulator)",
@@ -215,6 +222,25 @@ pub fn run(lab: &LabRunArgs) -> Result<(), String> {
         })?;
         let mut out = std::io::stdout().lock();
         write!(out, "{}", flushwise_lab::tpch_fig10::report_text(&report)).map_err(io_err)?;
+        for f in &report.files {
+            writeln!(out, "wrote {}", f.display()).map_err(io_err)?;
+        }
+        return Ok(());
+    }
+    if args.name == flushwise_lab::wisconsin_lab::NAME {
+        if csv_only {
+            return Err(format!(
+                "lab run {}: its CSV is written to {}/{}/rates.csv; use --output table",
+                args.name,
+                args.out.display(),
+                args.name
+            ));
+        }
+        let report = flushwise_lab::wisconsin_lab::run(args.full, args.seed, &lab.dir, &args.out, &mut |line| {
+            eprintln!("{line}")
+        })?;
+        let mut out = std::io::stdout().lock();
+        write!(out, "{}", flushwise_lab::wisconsin_lab::report_text(&report)).map_err(io_err)?;
         for f in &report.files {
             writeln!(out, "wrote {}", f.display()).map_err(io_err)?;
         }

@@ -11,7 +11,7 @@
 use std::io::Write as _;
 use std::time::Duration;
 
-use flushwise_lab::render::{flatten, Csv};
+use flushwise_lab::render::{flatten, flatten_objects, Csv};
 use flushwise_lab::wisconsin::{self, WisconsinPrepareSpec, WisconsinRunOutput, WisconsinRunSettings};
 use flushwise_lab::COMMIT;
 use flushwise_sim::options::duration_flag;
@@ -136,7 +136,7 @@ pub fn run(args: &WisconsinRunArgs) -> Result<(), String> {
         OutputFormat::Json => serde_json::to_string(&out).map_err(|e| format!("cannot render JSON: {e}"))? + "\n",
         OutputFormat::Csv => {
             let mut csv = Csv::default();
-            csv.push(flatten(&out));
+            csv.push(flatten_objects(&out));
             csv.render()
         }
     };

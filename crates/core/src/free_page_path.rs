@@ -498,7 +498,12 @@ mod tests {
         // 16 MiB of 16 KiB pages: area 32, margin 37, extra 109, search 69.
         let m = FreeMargin::for_pool(1024);
         assert_eq!(
-            (m.read_ahead_area_pages, m.margin_pages, m.extra_pages, m.search_len_pages),
+            (
+                m.read_ahead_area_pages,
+                m.margin_pages,
+                m.extra_pages,
+                m.search_len_pages
+            ),
             (32, 37, 109, 69)
         );
         assert_eq!(m.pages_to_flush(37), 0);

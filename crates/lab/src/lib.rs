@@ -33,6 +33,9 @@
 //!   load): prepare, open- and closed-loop runs with their response-time
 //!   series, CDF and flush activity, and `model` (003's model fitted to
 //!   the runs, side by side);
+//! - [`wisconsin_lab`]: `lab run 003-model`, paper 003's whole experiment
+//!   on the engine under `mysql51` (003's server), the model fitted, and
+//!   `flushwise` at the same rates;
 //! - [`model003`]: paper 003's queueing model as a seeded discrete-event
 //!   simulation, its fitting rules, the Kolmogorov-Smirnov distance;
 //! - [`workload_dir`]: a prepared database directory of TPC-H or
@@ -65,6 +68,7 @@ pub mod torture;
 pub mod tpch;
 pub mod tpch_fig10;
 pub mod wisconsin;
+pub mod wisconsin_lab;
 pub mod workload_dir;
 
 /// The commit every result carries (set by build.rs).

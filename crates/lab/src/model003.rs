@@ -177,6 +177,9 @@ struct Sim {
     dpb: u32,
     in_flush: bool,
     out: SimOutcome,
+    /// Request service times drawn from these (seconds, mean E[Tproc])
+    /// instead of Exp(E[Tproc]): see [`simulate_open_with_service`].
+    service: Option<Vec<f64>>,
 }
 
 impl Sim {
@@ -211,7 +214,10 @@ impl Sim {
             self.push(t + s, Event::ServiceDone);
         } else if let Some(id) = self.jq.pop_front() {
             self.server = Server::Request(id);
-            let s = exp(&mut self.rng, self.p.tproc_mean_s);
+            let s = match &self.service {
+                Some(times) => times[self.rng.below(times.len() as u64) as usize],
+                None => exp(&mut self.rng, self.p.tproc_mean_s),
+            };
             self.push(t + s, Event::ServiceDone);
         }
     }
@@ -291,6 +297,7 @@ fn new_sim(p: &ModelParams, seed: u64) -> Result<Sim, String> {
         dpb: 0,
         in_flush: false,
         out: SimOutcome::default(),
+        service: None,
     })
 }
 
@@ -308,6 +315,39 @@ pub fn simulate_open(p: &ModelParams, rate_per_s: f64, duration_s: f64, seed: u6
     }
     let mut sim = new_sim(p, seed)?;
     sim.issued.reserve((rate_per_s * duration_s * 1.1) as usize);
+    sim.run(Load::Open { rate_per_s }, duration_s)
+}
+
+/// [`simulate_open`] with request service times drawn uniformly from
+/// `service_shape_s`, rescaled to mean E[Tproc]: 003's model with a
+/// measured service-time shape instead of an exponential one. A
+/// diagnostic (which of the model's assumptions a measured CDF departs
+/// from), not 003's model.
+pub fn simulate_open_with_service(
+    p: &ModelParams,
+    service_shape_s: &[f64],
+    rate_per_s: f64,
+    duration_s: f64,
+    seed: u64,
+) -> Result<SimOutcome, String> {
+    let positive: Vec<f64> = service_shape_s
+        .iter()
+        .copied()
+        .filter(|t| t.is_finite() && *t > 0.0)
+        .collect();
+    if positive.is_empty() {
+        return Err("no positive service time to draw from".into());
+    }
+    let mean = positive.iter().sum::<f64>() / positive.len() as f64;
+    let scale = p.tproc_mean_s / mean;
+    let mut sim = new_sim(p, seed)?;
+    sim.service = Some(positive.iter().map(|t| t * scale).collect());
+    if !(rate_per_s.is_finite() && rate_per_s > 0.0 && rate_per_s < p.capacity_per_s()) {
+        return Err(format!(
+            "rate {rate_per_s}/s: must be positive and under the model's capacity {:.2}/s",
+            p.capacity_per_s()
+        ));
+    }
     sim.run(Load::Open { rate_per_s }, duration_s)
 }
 

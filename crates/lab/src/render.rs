@@ -66,6 +66,33 @@ pub fn flatten(record: &impl Serialize) -> Vec<(String, String)> {
     out
 }
 
+/// [`flatten`], with every nested object's fields as their own columns,
+/// `outer_inner` (one level), instead of one cell of JSON: for records
+/// such as a Wisconsin run's, whose response-time summary and flush
+/// totals are objects.
+pub fn flatten_objects(record: &impl Serialize) -> Vec<(String, String)> {
+    let value = serde_json::to_value(record).unwrap_or(Value::Null);
+    let Value::Object(map) = value else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for (key, value) in map {
+        match value {
+            Value::Object(fields) => {
+                for (field, v) in fields {
+                    let text = match v {
+                        Value::Array(_) | Value::Object(_) => v.to_string(),
+                        other => cell(&other),
+                    };
+                    out.push((format!("{key}_{field}"), text));
+                }
+            }
+            v => out.extend(flatten(&serde_json::json!({ key: v }))),
+        }
+    }
+    out
+}
+
 /// An interval row's cells, with the commit (every output row carries
 /// config hash, seed and commit, STYLE.md §5).
 pub fn flatten_interval(row: &IntervalRow, commit: &str) -> Vec<(String, String)> {
@@ -502,4 +529,31 @@ pub fn engine_summary_text(r: &RunResult) -> String {
         text.push_str(&latency_table(&r.latency));
     }
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flatten_objects_spreads_nested_objects_into_columns() {
+        let record = serde_json::json!({
+            "label": "open-30",
+            "response": {"p50_s": 0.5, "max_s": 1.5},
+            "rate_per_s": null,
+            "dir": "{not json}",
+        });
+        let cells = flatten_objects(&record);
+        let get = |k: &str| cells.iter().find(|(c, _)| c == k).map(|(_, v)| v.as_str());
+        assert_eq!(get("label"), Some("open-30"));
+        assert_eq!(get("response_p50_s"), Some("0.5"));
+        assert_eq!(get("response_max_s"), Some("1.5"));
+        assert_eq!(get("rate_per_s"), Some(""));
+        assert_eq!(get("dir"), Some("{not json}"));
+        let json_cells = cells
+            .iter()
+            .filter(|(_, v)| matches!(serde_json::from_str::<Value>(v), Ok(Value::Object(_))))
+            .count();
+        assert_eq!(json_cells, 0, "{cells:?}");
+    }
 }

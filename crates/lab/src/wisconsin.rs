@@ -573,6 +573,27 @@ pub fn read_runs(runs: &Path) -> Result<Vec<StoredRun>, String> {
     dirs.iter().map(|d| StoredRun::read(d)).collect()
 }
 
+/// Model runs of the measured length behind `ks_model_spread_p95`.
+pub const KS_SPREAD_RUNS: u64 = 20;
+
+/// The 95th percentile of the KS distance between `KS_SPREAD_RUNS` model
+/// runs of `duration_s` (seeds after `seed`) and `reference` (a long run).
+pub fn ks_model_spread_p95(p: &ModelParams, rate: f64, duration_s: f64, seed: u64, reference: &[f64]) -> f64 {
+    let mut distances: Vec<f64> = (1..=KS_SPREAD_RUNS)
+        .filter_map(|k| model003::simulate_open(p, rate, duration_s, seed.wrapping_add(k)).ok())
+        .map(|o| {
+            let rt: Vec<f64> = o.requests.iter().map(|r| r.response_s()).collect();
+            model003::ks_statistic(&rt, reference)
+        })
+        .collect();
+    if distances.is_empty() {
+        return f64::NAN;
+    }
+    distances.sort_by(f64::total_cmp);
+    let index = ((distances.len() as f64 * 0.95).ceil() as usize).clamp(1, distances.len()) - 1;
+    distances[index]
+}
+
 /// One open-loop rate: measured against modelled.
 #[derive(Clone, Debug, Serialize)]
 pub struct RateComparison {
@@ -584,6 +605,19 @@ pub struct RateComparison {
     /// The 5 % critical value for independent samples of these sizes
     /// (response times are autocorrelated, so it is a yardstick only).
     pub ks_critical_5pct: f64,
+    /// The distance the model keeps from itself: the 95th percentile of
+    /// the KS distance between [`KS_SPREAD_RUNS`] model runs as long as
+    /// the measured one (other seeds) and the long model run. Response
+    /// times within a pause move together, so a run of this length is a
+    /// few hundred pauses, not thousands of independent answers: this is
+    /// the stated bound a measured CDF is held to (`within_model_spread`).
+    pub ks_model_spread_p95: f64,
+    pub within_model_spread: bool,
+    /// A diagnostic: the KS distance when the model draws request service
+    /// times from the one-job run's answers (those under 5x its median,
+    /// i.e. outside pauses; rescaled to E[Tproc]) instead of Exp(E[Tproc]).
+    /// `None` without a one-job run.
+    pub ks_measured_service_shape: Option<f64>,
     /// Flush period measured in this run (pauses rule) and the model's
     /// DPBmax / lambda.
     pub measured_period_s: Option<f64>,
@@ -695,6 +729,14 @@ pub fn model(runs: &Path, out: &Path, seed: u64) -> Result<ModelReport, String> 
     let single_rt = single.map(StoredRun::responses_s);
     let fit = model003::fit(&saturated.ends_s(), saturated.output.duration_s, single_rt.as_deref())?;
     let p = fit.params;
+    // The one-job run's answers outside pauses: the measured shape of a
+    // request's service time (a diagnostic beside 003's exponential).
+    let service_shape: Option<Vec<f64>> = single_rt.as_ref().map(|rt| {
+        let mut sorted = rt.clone();
+        sorted.sort_by(f64::total_cmp);
+        let median = sorted.get(sorted.len() / 2).copied().unwrap_or(0.0);
+        sorted.into_iter().filter(|t| *t <= 5.0 * median).collect()
+    });
     fs::create_dir_all(out).map_err(|e| format!("--out {}: cannot create: {e}", out.display()))?;
     let mut rates = Vec::new();
     let mut cdf_panels = Vec::new();
@@ -720,6 +762,12 @@ pub fn model(runs: &Path, out: &Path, seed: u64) -> Result<ModelReport, String> 
         };
         let modelled_rt: Vec<f64> = modelled.requests.iter().map(|r| r.response_s()).collect();
         let ks = model003::ks_statistic(&measured, &modelled_rt);
+        let ks_spread = ks_model_spread_p95(&p, rate, run.output.duration_s, seed, &modelled_rt);
+        let ks_shape = service_shape.as_ref().and_then(|shape| {
+            let o = model003::simulate_open_with_service(&p, shape, rate, sim_s, seed).ok()?;
+            let rt: Vec<f64> = o.requests.iter().map(|r| r.response_s()).collect();
+            Some(model003::ks_statistic(&measured, &rt))
+        });
         let mut m_sorted = measured.clone();
         m_sorted.sort_by(f64::total_cmp);
         let mut s_sorted = modelled_rt.clone();
@@ -799,6 +847,9 @@ pub fn model(runs: &Path, out: &Path, seed: u64) -> Result<ModelReport, String> 
             modelled: summary_of_s(modelled_rt.clone()),
             ks,
             ks_critical_5pct: model003::ks_critical_5pct(measured.len(), modelled_rt.len()),
+            ks_model_spread_p95: ks_spread,
+            within_model_spread: ks <= ks_spread,
+            ks_measured_service_shape: ks_shape,
             measured_period_s: pauses.period_s,
             measured_acf_period_s: acf,
             model_period_s: (p.dpb_max > 0).then(|| f64::from(p.dpb_max) / rate),
@@ -972,6 +1023,8 @@ pub fn comparison_text(report: &ModelReport) -> String {
         "max meas",
         "KS",
         "KS 5% iid",
+        "KS model p95",
+        "KS meas. Tproc shape",
         "pause period",
         "spike period meas (cv, n)",
         "spike period model (cv)",
@@ -995,6 +1048,14 @@ pub fn comparison_text(report: &ModelReport) -> String {
                 format!("{:.3}", r.measured.max_s),
                 format!("{:.3}", r.ks),
                 format!("{:.3}", r.ks_critical_5pct),
+                format!(
+                    "{:.3}{}",
+                    r.ks_model_spread_p95,
+                    if r.within_model_spread { " (within)" } else { "" }
+                ),
+                r.ks_measured_service_shape
+                    .map(|k| format!("{k:.3}"))
+                    .unwrap_or_else(|| "-".into()),
                 opt_s(r.measured_period_s),
                 format!(
                     "{} ({}, {})",
@@ -1049,6 +1110,39 @@ pub fn comparison_text(report: &ModelReport) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_model_spread_bounds_the_model_against_itself_and_not_another_model() {
+        let p = ModelParams::PAPER;
+        let long: Vec<f64> = model003::simulate_open(&p, 25.0, 4_000.0, 1)
+            .unwrap()
+            .requests
+            .iter()
+            .map(|r| r.response_s())
+            .collect();
+        let spread = ks_model_spread_p95(&p, 25.0, 240.0, 1, &long);
+        assert!(spread > 0.0 && spread < 0.2, "{spread}");
+        // A run of the same model with a seed outside the spread's runs is
+        // usually within it; a model with half the service time is not.
+        let same: Vec<f64> = model003::simulate_open(&p, 25.0, 240.0, 99)
+            .unwrap()
+            .requests
+            .iter()
+            .map(|r| r.response_s())
+            .collect();
+        assert!(model003::ks_statistic(&same, &long) <= spread * 1.5);
+        let faster = ModelParams {
+            tproc_mean_s: p.tproc_mean_s / 2.0,
+            ..p
+        };
+        let other: Vec<f64> = model003::simulate_open(&faster, 25.0, 240.0, 7)
+            .unwrap()
+            .requests
+            .iter()
+            .map(|r| r.response_s())
+            .collect();
+        assert!(model003::ks_statistic(&other, &long) > spread, "{spread}");
+    }
 
     #[test]
     fn requests_csv_round_trips() {

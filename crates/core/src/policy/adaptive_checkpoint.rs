@@ -49,14 +49,14 @@
 //! than the oldest modification; neither flushes from its rule past 87.5%.
 
 use crate::policy::innodb_plugin::{
-    master_thread_plan, pct_io, MasterBatch, MasterLoop, MasterThreadConfig, MASTER_PARAMS,
+    master_thread_plan, pct_io, MasterBatch, MasterLoop, MasterThreadConfig, MASTER_PARAM_GROUPS,
 };
 use crate::policy::{FlushListPlan, FlushPolicy, IterationReport, Plan, PolicyCtx, PolicyEntry, Sleep};
 
 pub const ENTRY_REFLEX: PolicyEntry = PolicyEntry {
     name: "adaptive-checkpoint-reflex",
     about: "Percona's adaptive_checkpoint=reflex (paper 001): flush by bands of the checkpoint age",
-    params: &[MASTER_PARAMS],
+    params: MASTER_PARAM_GROUPS,
     build: |p| {
         Box::new(AdaptiveCheckpoint::new(AdaptiveCheckpointConfig {
             master: MasterThreadConfig::from_params(p),
@@ -68,7 +68,7 @@ pub const ENTRY_REFLEX: PolicyEntry = PolicyEntry {
 pub const ENTRY_ESTIMATE: PolicyEntry = PolicyEntry {
     name: "adaptive-checkpoint-estimate",
     about: "Percona's adaptive_checkpoint=estimate (paper 001): flush at the rate the age grows",
-    params: &[MASTER_PARAMS],
+    params: MASTER_PARAM_GROUPS,
     build: |p| {
         Box::new(AdaptiveCheckpoint::new(AdaptiveCheckpointConfig {
             master: MasterThreadConfig::from_params(p),
@@ -317,6 +317,13 @@ impl FlushPolicy for AdaptiveCheckpoint {
             ("band", f64::from(self.last_band as u8)),
             ("pages_requested", f64::from(self.last_pages)),
         ]
+        .into_iter()
+        .chain(self.config.master.free_page_path.parameters())
+        .collect()
+    }
+
+    fn free_page_rule(&self) -> Option<crate::free_page_path::FreePageRule> {
+        Some(self.config.master.free_page_path.resolve(1))
     }
 }
 
@@ -496,7 +503,11 @@ mod tests {
     /// `innodb_max_dirty_pages_pct` and no user flushes, so every flush the
     /// loop sees comes from the policy's band (or the preflush), and every
     /// pass's band can be checked against the redo age the workload measured.
-    fn run_loop(policy: AdaptiveCheckpoint) -> (Vec<LoopDecision>, BTreeMap<&'static str, usize>) {
+    /// The loop runs with 5.7's user path (users evict clean cold pages
+    /// deeper than 5.1's free margin looks), so that only the policy's own
+    /// rule writes; the 5.1 margin's batches are tested in `innodb_plugin`.
+    fn run_loop(mut policy: AdaptiveCheckpoint) -> (Vec<LoopDecision>, BTreeMap<&'static str, usize>) {
+        policy.config.master.free_page_path = crate::free_page_path::FreePagePath::MYSQL_5_7;
         let (cleaner, pool, summary) = run_workload(Box::new(policy), Workload::hot_updates_cold_reads(20_000));
         pool.check_invariants();
         let counts = rule_counts(&cleaner);

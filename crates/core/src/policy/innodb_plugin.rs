@@ -2,12 +2,17 @@
 //! in the InnoDB 5.1 *master thread*, and the parts of that master thread the
 //! XtraDB policies ([`super::adaptive_checkpoint`]) share with it.
 //!
+//! Users keep 5.1's free margin by LRU batches of their own
+//! ([`FreePagePath::MYSQL_5_1`]; the Plugin 1.0 and XtraDB 5.1 call
+//! `buf_flush_free_margin` as the built-in InnoDB does); the
+//! `single_page_flush` parameter can give them a later version's path.
+//!
 //! # The master thread we model (InnoDB Plugin 1.0.x / XtraDB 5.1)
 //! Before MySQL 5.6 there was no page cleaner: `srv_master_thread` flushed
 //! the flush list once per second (`buf_flush_batch(BUF_FLUSH_LIST, n,
-//! lsn_limit)`), and user threads freed frames themselves by LRU flushes,
-//! which our core models as single-page synchronous replacement writes. So
-//! these policies run **no LRU batch** (`lru_scan_depth` 0). One pass of the
+//! lsn_limit)`), and user threads freed frames themselves by LRU flushes
+//! (the free margin below). So the page cleaner of these policies runs
+//! **no LRU batch** (`lru_scan_depth` 0). One pass of the
 //! 1-second loop, as read in `srv/srv0srv.c` `srv_master_thread`
 //! (mysql/mysql-server `storage/innodb_plugin/srv/srv0srv.c`; XtraDB:
 //! percona/percona-server `storage/innodb_plugin/srv/srv0srv.c`):
@@ -61,6 +66,7 @@
 //! sums equal the sums of the samples.
 
 use crate::buffer_pool::BufferPool;
+use crate::free_page_path::{FreePagePath, FreePageRule};
 use crate::params::{ParamDecl, ParamSet};
 use crate::policy::{FlushListPlan, FlushPolicy, IterationPlan, IterationReport, Plan, PolicyCtx, PolicyEntry, Sleep};
 use crate::types::{Lsn, TimeUs, SECOND_US};
@@ -87,6 +93,10 @@ pub struct MasterThreadConfig {
     pub max_dirty_pages_pct: u64,
     /// Model the master thread's own `log_free_check` preflush (step 1).
     pub log_free_check_preflush: bool,
+    /// The users' side: the Plugin 1.0 (and XtraDB 5.1) keep 5.1's free
+    /// margin by users' LRU batches (`buf_flush_free_margin` after every
+    /// read, `storage/innodb_plugin/buf/buf0rea.c`), [`FreePagePath::MYSQL_5_1`].
+    pub free_page_path: FreePagePath,
 }
 
 /// `innodb_io_capacity` of the three paper-001 policies.
@@ -100,11 +110,13 @@ pub const MASTER_IO_CAPACITY: ParamDecl = ParamDecl::int(
 
 /// The parameters of the three paper-001 policies.
 pub const MASTER_PARAMS: &[ParamDecl] = &[MASTER_IO_CAPACITY];
+/// Every parameter group of the three paper-001 policies.
+pub const MASTER_PARAM_GROUPS: &[&[ParamDecl]] = &[MASTER_PARAMS, crate::free_page_path::PARAMS_MYSQL_5_1];
 
 pub const ENTRY: PolicyEntry = PolicyEntry {
     name: "innodb-adaptive-flushing",
     about: "the InnoDB Plugin's master thread with innodb_adaptive_flushing (paper 001)",
-    params: &[MASTER_PARAMS],
+    params: MASTER_PARAM_GROUPS,
     build: |p| {
         Box::new(InnodbPlugin::new(InnodbPluginConfig {
             master: MasterThreadConfig::from_params(p),
@@ -116,6 +128,7 @@ impl MasterThreadConfig {
     pub fn from_params(p: &ParamSet) -> Self {
         Self {
             io_capacity: p.u32("io_capacity"),
+            free_page_path: FreePagePath::from_params(p),
             ..Self::default()
         }
     }
@@ -127,6 +140,7 @@ impl Default for MasterThreadConfig {
             io_capacity: ParamSet::defaults(ENTRY.params).u32("io_capacity"),
             max_dirty_pages_pct: 90,
             log_free_check_preflush: true,
+            free_page_path: FreePagePath::MYSQL_5_1,
         }
     }
 }
@@ -497,6 +511,13 @@ impl FlushPolicy for InnodbPlugin {
             ("desired_rate_pages", self.last_rate.rate as f64),
             ("pages_requested", f64::from(self.last_pages)),
         ]
+        .into_iter()
+        .chain(self.config.master.free_page_path.parameters())
+        .collect()
+    }
+
+    fn free_page_rule(&self) -> Option<FreePageRule> {
+        Some(self.config.master.free_page_path.resolve(1))
     }
 }
 
@@ -802,6 +823,7 @@ mod tests {
                 max_dirty_pages_pct: 90,
                 // Ages grow without bound here: keep step 1 out of the way.
                 log_free_check_preflush: false,
+                free_page_path: FreePagePath::MYSQL_5_1,
             },
         })
     }
@@ -928,9 +950,15 @@ mod tests {
 
     #[test]
     fn innodb_plugin_loop_keeps_pool_invariants() {
-        // Users evict clean cold pages and flush nothing: no LRU flushes,
-        // the rate follows the redo.
-        let policy = InnodbPlugin::new(InnodbPluginConfig::default());
+        // Users evict clean cold pages and flush nothing (5.7's user path:
+        // 5.1's margin would make them flush, tested below): no LRU
+        // flushes, the rate follows the redo.
+        let policy = InnodbPlugin::new(InnodbPluginConfig {
+            master: MasterThreadConfig {
+                free_page_path: FreePagePath::MYSQL_5_7,
+                ..MasterThreadConfig::default()
+            },
+        });
         let (cleaner, pool, summary) = run_workload(Box::new(policy), Workload::hot_updates_cold_reads(20_000));
         pool.check_invariants();
         let counts = rule_counts(&cleaner);
@@ -969,5 +997,21 @@ mod tests {
         );
         assert!(parameter(&cleaner, "lru_flush_avg_pages") > 0.0);
         assert_eq!(parameter(&cleaner, "desired_rate_pages"), 0.0);
+    }
+
+    #[test]
+    fn users_keep_the_5_1_free_margin_and_the_rate_subtracts_their_lru_flushes() {
+        // The same load at the Plugin's defaults: with 80 % of the pool
+        // dirty, fewer than BUF_FLUSH_FREE_BLOCK_MARGIN pages near the tail
+        // are clean, so users run LRU batches (`buf_flush_free_margin`),
+        // and `buf_flush_get_desired_flush_rate` counts them as LRU flushes.
+        let policy = InnodbPlugin::new(InnodbPluginConfig::default());
+        let (cleaner, pool, _) = run_workload(Box::new(policy), Workload::hot_updates_cold_reads(20_000));
+        pool.check_invariants();
+        let c = pool.counters();
+        assert!(c.sync_replacement_writes > 0, "{c:?}");
+        assert_eq!(c.lru_batch_flush_pages, 0, "the page cleaner runs no LRU batch");
+        assert!(parameter(&cleaner, "lru_flush_avg_pages") > 0.0);
+        assert_eq!(parameter(&cleaner, "single_page_flush"), 3.0, "the free-margin batch");
     }
 }

@@ -142,7 +142,9 @@ impl Mysql51 {
                 }
                 let max = self.config.max_dirty_pages_pct;
                 ctx.decide("max_dirty_pages_pct", || {
-                    format!("modified ratio {ratio}% > innodb_max_dirty_pages_pct {max}%: flush 100 pages, skip the sleep")
+                    format!(
+                        "modified ratio {ratio}% > innodb_max_dirty_pages_pct {max}%: flush 100 pages, skip the sleep"
+                    )
                 });
                 self.skip_sleep = true;
                 oldest(MASTER_FLUSH_PAGES)
@@ -290,7 +292,16 @@ mod tests {
             // The tenth ends with the block. The pool saw no page read or
             // write (its pages were created), so the idle-I/O rule fires,
             // and the oldest-pages rule follows without a sleep.
-            assert_eq!(plans[9], (FlushListPlan { pages: 100, lsn_limit: Lsn::MAX }, Sleep::none()));
+            assert_eq!(
+                plans[9],
+                (
+                    FlushListPlan {
+                        pages: 100,
+                        lsn_limit: Lsn::MAX
+                    },
+                    Sleep::none()
+                )
+            );
             assert_eq!(plans[10].0.pages, expected, "{dirty_pages} dirty");
             assert_eq!(plans[10].1, Sleep::for_us(SECOND_US));
             assert!(caller.fired("ten_second_idle_io"));
@@ -321,21 +332,36 @@ mod tests {
         assert_eq!(writes[0].page, PageId::new(0, 0));
         assert_eq!(pool.counters().sync_replacement_writes, 146);
         // While it runs, another user's miss waits; a hit is served.
-        assert_eq!(pool.fix(PageId::new(0, 5001), FixIntent::Read, 0, 0), FixOutcome::NoFrame);
-        assert!(matches!(pool.fix(PageId::new(0, 1000), FixIntent::Read, 0, 0), FixOutcome::Hit(_)));
+        assert_eq!(
+            pool.fix(PageId::new(0, 5001), FixIntent::Read, 0, 0),
+            FixOutcome::NoFrame
+        );
+        assert!(matches!(
+            pool.fix(PageId::new(0, 1000), FixIntent::Read, 0, 0),
+            FixOutcome::Hit(_)
+        ));
         // 20 pages written: fewer than the margin replaceable, and the
         // batch has not ended: still waiting.
         for w in &writes[..20] {
             pool.complete_write(w.frame);
         }
-        assert_eq!(pool.fix(PageId::new(0, 5001), FixIntent::Read, 1, 0), FixOutcome::NoFrame);
+        assert_eq!(
+            pool.fix(PageId::new(0, 5001), FixIntent::Read, 1, 0),
+            FixOutcome::NoFrame
+        );
         for w in &writes[20..] {
             pool.complete_write(w.frame);
         }
         pool.check_invariants();
         // Batch ended: 146 clean pages at the tail; both users get frames.
-        assert!(matches!(pool.fix(PageId::new(0, 5000), FixIntent::Read, 1, 0), FixOutcome::Miss(_)));
-        assert!(matches!(pool.fix(PageId::new(0, 5001), FixIntent::Read, 2, 0), FixOutcome::Miss(_)));
+        assert!(matches!(
+            pool.fix(PageId::new(0, 5000), FixIntent::Read, 1, 0),
+            FixOutcome::Miss(_)
+        ));
+        assert!(matches!(
+            pool.fix(PageId::new(0, 5001), FixIntent::Read, 2, 0),
+            FixOutcome::Miss(_)
+        ));
         assert_eq!(pool.counters().wait_free, 2, "one wait per request");
     }
 
@@ -343,7 +369,10 @@ mod tests {
     fn the_margin_holds_until_fewer_than_margin_pages_are_replaceable() {
         let mut pool = full_dirty_pool(1024);
         let margin = FreeMargin::for_pool(1024);
-        assert_eq!(pool.fix(PageId::new(0, 5000), FixIntent::Read, 0, 0), FixOutcome::UserLruBatch);
+        assert_eq!(
+            pool.fix(PageId::new(0, 5000), FixIntent::Read, 0, 0),
+            FixOutcome::UserLruBatch
+        );
         for w in pool.take_user_lru_batch() {
             pool.complete_write(w.frame);
         }
