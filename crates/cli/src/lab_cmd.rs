@@ -27,7 +27,7 @@ const LAB_EXPERIMENTS: &[(&str, &str)] = &[
         "Paper 003 on the engine: the Wisconsin UPDATE load on the emulated HDD under mysql51 \
          (MySQL 5.1, 003's server): saturated, single-job, three open-loop rates and three \
          populations; 003's model fitted (Table 1, KS distances); flushwise at the same rates \
-         (~13 min; --full ~40 min); not part of `all`",
+         (~17 min; --full ~40 min); not part of `all`",
     ),
     (
         matrix::ORACLE_NAME,
