@@ -108,6 +108,35 @@ pub fn list(args: &LabListArgs) -> Result<(), String> {
     .map_err(io_err)
 }
 
+/// An engine experiment of `LAB_EXPERIMENTS` (its own CSV is written to
+/// `OUT/NAME/csv_file`, so `--output csv` is refused), progress on stderr.
+fn engine_entry<R>(
+    args: &crate::args::ExperimentArgs,
+    csv_only: bool,
+    csv_file: &str,
+    run: impl FnOnce(&mut dyn FnMut(&str)) -> Result<R, String>,
+) -> Result<R, String> {
+    if csv_only {
+        return Err(format!(
+            "lab run {}: its CSV is written to {}/{}/{csv_file}; use --output table",
+            args.name,
+            args.out.display(),
+            args.name
+        ));
+    }
+    run(&mut |line| eprintln!("{line}"))
+}
+
+/// An engine experiment's report and the files it wrote, on stdout.
+fn print_engine_report(text: &str, files: &[std::path::PathBuf]) -> Result<(), String> {
+    let mut out = std::io::stdout().lock();
+    write!(out, "{text}").map_err(io_err)?;
+    for f in files {
+        writeln!(out, "wrote {}", f.display()).map_err(io_err)?;
+    }
+    Ok(())
+}
+
 /// `all`: every catalog entry, then the own-policy matrix.
 const ALL: &str = "all";
 
@@ -209,42 +238,16 @@ pub fn run(lab: &LabRunArgs) -> Result<(), String> {
         return Ok(());
     }
     if args.name == flushwise_lab::tpch_fig10::NAME {
-        if csv_only {
-            return Err(format!(
-                "lab run {}: its CSV is written to {}/{}/runs.csv; use --output table",
-                args.name,
-                args.out.display(),
-                args.name
-            ));
-        }
-        let report = flushwise_lab::tpch_fig10::run(args.full, args.seed, &lab.dir, &args.out, &mut |line| {
-            eprintln!("{line}")
+        let report = engine_entry(args, csv_only, "runs.csv", |progress| {
+            flushwise_lab::tpch_fig10::run(args.full, args.seed, &lab.dir, &args.out, progress)
         })?;
-        let mut out = std::io::stdout().lock();
-        write!(out, "{}", flushwise_lab::tpch_fig10::report_text(&report)).map_err(io_err)?;
-        for f in &report.files {
-            writeln!(out, "wrote {}", f.display()).map_err(io_err)?;
-        }
-        return Ok(());
+        return print_engine_report(&flushwise_lab::tpch_fig10::report_text(&report), &report.files);
     }
     if args.name == flushwise_lab::wisconsin_lab::NAME {
-        if csv_only {
-            return Err(format!(
-                "lab run {}: its CSV is written to {}/{}/rates.csv; use --output table",
-                args.name,
-                args.out.display(),
-                args.name
-            ));
-        }
-        let report = flushwise_lab::wisconsin_lab::run(args.full, args.seed, &lab.dir, &args.out, &mut |line| {
-            eprintln!("{line}")
+        let report = engine_entry(args, csv_only, "rates.csv", |progress| {
+            flushwise_lab::wisconsin_lab::run(args.full, args.seed, &lab.dir, &args.out, progress)
         })?;
-        let mut out = std::io::stdout().lock();
-        write!(out, "{}", flushwise_lab::wisconsin_lab::report_text(&report)).map_err(io_err)?;
-        for f in &report.files {
-            writeln!(out, "wrote {}", f.display()).map_err(io_err)?;
-        }
-        return Ok(());
+        return print_engine_report(&flushwise_lab::wisconsin_lab::report_text(&report), &report.files);
     }
     if args.name == matrix::MATRIX_NAME || args.name == matrix::ORACLE_NAME {
         return run_matrix(args, &args.name, csv_only);

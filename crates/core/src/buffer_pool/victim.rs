@@ -36,10 +36,7 @@ impl BufferPool {
             } else {
                 self.free_rule.user_scan_depth
             };
-            let (victim, scanned) = self.find_clean_victim(limit);
-            self.counters.clean_victim_scanned += u64::from(scanned);
-            if let Some(index) = victim {
-                self.unlink_resident(index);
+            if let Some(index) = self.take_clean_victim(limit) {
                 return Ok(index);
             }
             if attempt == 0 {
@@ -75,10 +72,7 @@ impl BufferPool {
         // Nothing to flush: InnoDB's next iteration follows at once (it only
         // sleeps from the third) and scans the whole LRU for a clean victim.
         if attempt == 0 {
-            let (victim, scanned) = self.find_clean_victim(u32::MAX);
-            self.counters.clean_victim_scanned += u64::from(scanned);
-            if let Some(index) = victim {
-                self.unlink_resident(index);
+            if let Some(index) = self.take_clean_victim(u32::MAX) {
                 return Ok(index);
             }
         }
@@ -116,10 +110,7 @@ impl BufferPool {
         }
         // buf_LRU_search_and_free_block: try n scans 100 + n x |pool| / 10 deep.
         let limit = crate::free_page_path::FreeMargin::search_depth(self.config.frames, attempt.saturating_add(1));
-        let (victim, scanned) = self.find_clean_victim(limit);
-        self.counters.clean_victim_scanned += u64::from(scanned);
-        if let Some(index) = victim {
-            self.unlink_resident(index);
+        if let Some(index) = self.take_clean_victim(limit) {
             return Ok(index);
         }
         // Nothing replaceable and nothing to write (every page fixed or
@@ -128,6 +119,16 @@ impl BufferPool {
             self.counters.wait_free += 1;
         }
         Err(FixOutcome::NoFrame)
+    }
+
+    /// A user's clean-victim scan `limit` deep, counted in NP_clean; the
+    /// victim found, if any, leaves the LRU.
+    fn take_clean_victim(&mut self, limit: u32) -> Option<u32> {
+        let (victim, scanned) = self.find_clean_victim(limit);
+        self.counters.clean_victim_scanned += u64::from(scanned);
+        let index = victim?;
+        self.unlink_resident(index);
+        Some(index)
     }
 
     /// `buf_flush_LRU_recommendation`'s count: free frames plus replaceable
