@@ -14,6 +14,7 @@ use serde_json::json;
 
 use flushwise_lab::render::{render_table, write_file, Csv};
 use flushwise_lab::tpch::{self, TpchPrepareSpec, TpchRunOutput, TpchRunSettings};
+use flushwise_lab::workload_dir::LoadFlags;
 use flushwise_lab::COMMIT;
 use flushwise_workloads::tpch::driver::{QueryTiming, RunConfig};
 use flushwise_workloads::tpch::query::Value;
@@ -29,10 +30,12 @@ pub fn prepare(args: &TpchPrepareArgs) -> Result<(), String> {
         sf: args.sf,
         seed: args.seed,
         threads,
-        page_size: &args.page_size,
-        redo: &args.redo,
-        buffer_pool: &args.buffer_pool,
-        force: args.force,
+        load: LoadFlags {
+            page_size: &args.page_size,
+            redo: &args.redo,
+            buffer_pool: &args.buffer_pool,
+            force: args.force,
+        },
     };
     let (_, summary) = tpch::prepare(&args.location.location(), &spec)?;
     println!("{summary}");

@@ -13,6 +13,7 @@ use std::time::Duration;
 
 use flushwise_lab::render::{flatten, flatten_objects, Csv};
 use flushwise_lab::wisconsin::{self, WisconsinPrepareSpec, WisconsinRunOutput, WisconsinRunSettings};
+use flushwise_lab::workload_dir::LoadFlags;
 use flushwise_lab::COMMIT;
 use flushwise_sim::options::duration_flag;
 use flushwise_workloads::wisconsin::driver::{Arrivals, RunConfig};
@@ -23,10 +24,12 @@ pub fn prepare(args: &WisconsinPrepareArgs) -> Result<(), String> {
     let spec = WisconsinPrepareSpec {
         tuples: args.tuples,
         seed: args.seed,
-        page_size: &args.page_size,
-        redo: &args.redo,
-        buffer_pool: &args.buffer_pool,
-        force: args.force,
+        load: LoadFlags {
+            page_size: &args.page_size,
+            redo: &args.redo,
+            buffer_pool: &args.buffer_pool,
+            force: args.force,
+        },
     };
     let (_, summary) = wisconsin::prepare(&args.location.location(), &spec)?;
     println!("{summary}");

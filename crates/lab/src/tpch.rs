@@ -104,10 +104,8 @@ pub struct TpchPrepareSpec<'a> {
     pub sf: f64,
     pub seed: u64,
     pub threads: usize,
-    pub page_size: &'a str,
-    pub redo: &'a str,
-    pub buffer_pool: &'a str,
-    pub force: bool,
+    /// The engine settings of the load (`prepare`'s flags).
+    pub load: workload_dir::LoadFlags<'a>,
 }
 
 /// Disk a load of `sf` needs, with margin: about 1.4 GB of engine pages at
@@ -121,16 +119,10 @@ pub fn database_bytes_estimate(sf: f64, redo_bytes: u64) -> u64 {
 pub fn prepare(location: &DbLocation, spec: &TpchPrepareSpec<'_>) -> Result<(TpchManifest, String), String> {
     let dir = &location.dir;
     let scale = Scale::new(spec.sf)?;
-    let flags = workload_dir::LoadFlags {
-        page_size: spec.page_size,
-        redo: spec.redo,
-        buffer_pool: spec.buffer_pool,
-        force: spec.force,
-    };
     let created = workload_dir::create_for_load(
         location,
         &KIND,
-        &flags,
+        &spec.load,
         |redo_bytes| database_bytes_estimate(spec.sf, redo_bytes),
         &format!("a TPC-H database of scale factor {}", spec.sf),
         &format!(

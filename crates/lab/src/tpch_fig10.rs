@@ -210,10 +210,12 @@ pub fn run(
                 sf: scale.sf,
                 seed: 1,
                 threads: crate::sim_runner::default_jobs(),
-                page_size: "16384",
-                redo: "256MiB",
-                buffer_pool: "256MiB",
-                force: true,
+                load: crate::workload_dir::LoadFlags {
+                    page_size: "16384",
+                    redo: "256MiB",
+                    buffer_pool: "256MiB",
+                    force: true,
+                },
             };
             let (_, summary) = tpch::prepare(&location(&source), &spec)?;
             progress(&summary);

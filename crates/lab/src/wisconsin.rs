@@ -96,10 +96,8 @@ impl WisconsinManifest {
 pub struct WisconsinPrepareSpec<'a> {
     pub tuples: u64,
     pub seed: u64,
-    pub page_size: &'a str,
-    pub redo: &'a str,
-    pub buffer_pool: &'a str,
-    pub force: bool,
+    /// The engine settings of the load (`prepare`'s flags).
+    pub load: workload_dir::LoadFlags<'a>,
 }
 
 /// Disk a load of `tuples` needs, with margin: a tuple is 4 + 207 bytes
@@ -120,16 +118,10 @@ pub fn prepare(location: &DbLocation, spec: &WisconsinPrepareSpec<'_>) -> Result
             flushwise_workloads::wisconsin::schema::TUPLES_MAX
         ));
     }
-    let flags = workload_dir::LoadFlags {
-        page_size: spec.page_size,
-        redo: spec.redo,
-        buffer_pool: spec.buffer_pool,
-        force: spec.force,
-    };
     let created = workload_dir::create_for_load(
         location,
         &KIND,
-        &flags,
+        &spec.load,
         |redo_bytes| database_bytes_estimate(spec.tuples, redo_bytes),
         &format!("a Wisconsin relation of {} tuples", spec.tuples),
         &format!(

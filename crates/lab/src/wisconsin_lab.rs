@@ -154,10 +154,12 @@ fn prepared(dir: &Path, progress: &mut dyn FnMut(&str)) -> Result<DbLocation, St
             let spec = WisconsinPrepareSpec {
                 tuples: TUPLES,
                 seed: 1,
-                page_size: "16384",
-                redo: "64MiB",
-                buffer_pool: "256MiB",
-                force: true,
+                load: crate::workload_dir::LoadFlags {
+                    page_size: "16384",
+                    redo: "64MiB",
+                    buffer_pool: "256MiB",
+                    force: true,
+                },
             };
             let (_, summary) = wisconsin::prepare(&location, &spec)?;
             progress(&summary);

@@ -88,7 +88,9 @@ impl BufferPool {
         let margin = crate::free_page_path::FreeMargin::for_pool(self.config.frames);
         let to_flush = margin.pages_to_flush(self.replaceable_near_tail(&margin));
         if to_flush > 0 {
-            if self.pending_writes[WriteKind::UserLruBatch.index()] > 0 || !self.user_lru_batch.is_empty() {
+            // The batch's writes count as pending from the moment it is
+            // answered, before its user takes them.
+            if self.pending_writes[WriteKind::UserLruBatch.index()] > 0 {
                 // `buf_flush_batch` finds an LRU batch running and returns
                 // ULINT_UNDEFINED: `buf_flush_wait_batch_end`.
                 if attempt == 0 {
