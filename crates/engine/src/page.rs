@@ -226,16 +226,19 @@ pub enum PageType {
     /// The journal of a bulk load in progress: the extents it writes
     /// outside the redo log (`db::bulk`), freed when the load commits.
     LoadJournal = 6,
+    /// A node of the change buffer's B+tree (InnoDB's `FIL_PAGE_IBUF_*`).
+    ChangeBuffer = 7,
 }
 
 impl PageType {
-    pub const ALL: [PageType; 6] = [
+    pub const ALL: [PageType; 7] = [
         PageType::Free,
         PageType::Meta,
         PageType::BTreeInternal,
         PageType::BTreeLeaf,
         PageType::Undo,
         PageType::LoadJournal,
+        PageType::ChangeBuffer,
     ];
 
     pub fn from_u16(raw: u16) -> Option<Self> {

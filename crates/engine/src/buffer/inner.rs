@@ -26,7 +26,7 @@
 
 use std::cell::Cell;
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -38,9 +38,9 @@ use flushwise_core::{
 use parking_lot::{Condvar, Mutex, RwLock};
 
 use super::hit_path::{Gate, HitPath};
-use super::metrics::MetricsSnapshot;
+use super::metrics::{MetricsSnapshot, PageIoCounts};
 use super::{redo_apply, BufferError, Result};
-use crate::page::{self, PageSize};
+use crate::page::{self, PageSize, PageType};
 use crate::redo::{Record, RedoLog};
 use crate::storage::{AlignedBuf, Doublewrite, EngineStorageError, Tablespace};
 use crate::trace_recorder::TraceRecorder;
@@ -200,6 +200,39 @@ pub(crate) struct Inner {
     /// what `os_aio_wait_until_no_pending_writes` waits on.
     writes_in_flight: Mutex<u32>,
     writes_in_flight_cv: Condvar,
+    /// Reads and writes by page type (`MetricsSnapshot::page_io`).
+    page_io: PageIoCounters,
+}
+
+/// [`PageIoCounts`] as atomics: bumped after each read or write returns.
+#[derive(Default)]
+struct PageIoCounters {
+    reads: [AtomicU64; 3],
+    writes: [AtomicU64; 3],
+}
+
+impl PageIoCounters {
+    /// 0: index pages, 1: change-buffer pages, 2: the rest.
+    fn class(image: &[u8]) -> usize {
+        match PageType::from_u16(page::peek_page_type_raw(image)) {
+            Some(PageType::BTreeLeaf | PageType::BTreeInternal) => 0,
+            Some(PageType::ChangeBuffer) => 1,
+            _ => 2,
+        }
+    }
+
+    fn counts(&self) -> PageIoCounts {
+        let r = |i: usize| self.reads[i].load(Ordering::Relaxed);
+        let w = |i: usize| self.writes[i].load(Ordering::Relaxed);
+        PageIoCounts {
+            index_reads: r(0),
+            index_writes: w(0),
+            change_buffer_reads: r(1),
+            change_buffer_writes: w(1),
+            other_reads: r(2),
+            other_writes: w(2),
+        }
+    }
 }
 
 impl Inner {
@@ -260,6 +293,7 @@ impl Inner {
             trace: RwLock::new(None),
             writes_in_flight: Mutex::new(0),
             writes_in_flight_cv: Condvar::new(),
+            page_io: PageIoCounters::default(),
             config,
         }))
     }
@@ -385,7 +419,11 @@ impl Inner {
                     let read_started_us = self.now_us();
                     let read = {
                         let mut buf = self.frames[frame.index()].write();
-                        ts.read_page(page_no, &mut buf)
+                        let read = ts.read_page(page_no, &mut buf);
+                        if read.is_ok() {
+                            self.page_io.reads[PageIoCounters::class(&buf)].fetch_add(1, Ordering::Relaxed);
+                        }
+                        read
                     };
                     let read_us = self.now_us().saturating_sub(read_started_us);
                     let mut core = self.core.lock();
@@ -557,6 +595,9 @@ impl Inner {
         let written: Vec<WriteOrder> = images.iter().map(|(o, _)| *o).collect();
         match self.write_images(&images) {
             Ok(()) => {
+                for (_, image) in &images {
+                    self.page_io.writes[PageIoCounters::class(image)].fetch_add(1, Ordering::Relaxed);
+                }
                 let mut core = self.core.lock();
                 for o in &written {
                     core.pool.complete_write(o.frame);
@@ -733,7 +774,13 @@ impl Inner {
         let age = self.redo.checkpoint_age();
         let mut core = self.core.lock();
         self.fold_hits(&mut core);
-        MetricsSnapshot::capture(self.now_us(), &core.pool, age, core.cleaner.parameters())
+        MetricsSnapshot::capture(
+            self.now_us(),
+            &core.pool,
+            age,
+            core.cleaner.parameters(),
+            self.page_io.counts(),
+        )
     }
 
     pub fn record_snapshot(&self) {

@@ -43,6 +43,24 @@ pub struct MetricsSnapshot {
     pub parameters: Vec<(&'static str, f64)>,
     /// The raw core counters behind the figures above.
     pub counters: PoolCounters,
+    /// Page reads and writes by page type (`004` Table 2's INDEX vs
+    /// IBUF_INDEX, from our own counters instead of blktrace).
+    pub page_io: PageIoCounts,
+}
+
+/// Page reads (misses) and writes (in place; a doublewrite copy is not
+/// counted twice) by the type in the page header.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PageIoCounts {
+    /// B+tree pages of indexes (InnoDB's `FIL_PAGE_INDEX`).
+    pub index_reads: u64,
+    pub index_writes: u64,
+    /// Pages of the change buffer's tree (`FIL_PAGE_IBUF_*`).
+    pub change_buffer_reads: u64,
+    pub change_buffer_writes: u64,
+    /// Everything else (free, load journals, never-written pages).
+    pub other_reads: u64,
+    pub other_writes: u64,
 }
 
 impl MetricsSnapshot {
@@ -51,6 +69,7 @@ impl MetricsSnapshot {
         pool: &BufferPool,
         checkpoint_age_bytes: u64,
         parameters: Vec<(&'static str, f64)>,
+        page_io: PageIoCounts,
     ) -> Self {
         let c = *pool.counters();
         Self {
@@ -69,6 +88,7 @@ impl MetricsSnapshot {
             Innodb_buffer_pool_pages_free: pool.free_len(),
             parameters,
             counters: c,
+            page_io,
         }
     }
 

@@ -93,6 +93,7 @@
 //!    the redo log made durable is recovered at the next open.
 
 pub mod bulk;
+pub mod change_buffer;
 pub mod dir_lock;
 pub mod lock;
 pub mod recovery;
@@ -122,6 +123,7 @@ use crate::redo::{FlushMode, RedoError, RedoLog};
 use crate::storage::{EngineStorageError, IoMode, StorageError, StorageOpener};
 
 pub use bulk::{LoadOptions, LoadReport};
+pub use change_buffer::{ChangeBufferMode, ChangeBufferOptions, ChangeBufferStats};
 pub use dir_lock::DirLock;
 pub use lock::{LockMode, LockTable, TxnId};
 pub use recovery::{RecoveryPhases, RecoveryReport};
@@ -201,6 +203,8 @@ pub struct DbOptions {
     /// there, before the open or after the close). `None`: the open takes
     /// its own. Either way the database holds the lock while it is open.
     pub dir_lock: Option<Arc<DirLock>>,
+    /// The change buffer (issue #16, paper `004`): off by default.
+    pub change_buffer: ChangeBufferOptions,
 }
 
 impl Default for DbOptions {
@@ -225,6 +229,7 @@ impl Default for DbOptions {
             decision_log: false,
             storage: None,
             dir_lock: None,
+            change_buffer: ChangeBufferOptions::default(),
         }
     }
 }
@@ -546,6 +551,12 @@ impl Database {
     }
 
     /// What recovery did at open.
+    /// The change buffer's counters since open (all zero when it was never
+    /// used).
+    pub fn change_buffer_stats(&self) -> ChangeBufferStats {
+        ChangeBufferStats::default()
+    }
+
     pub fn recovery_report(&self) -> &RecoveryReport {
         &self.report
     }
