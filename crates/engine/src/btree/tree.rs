@@ -363,24 +363,61 @@ impl<S: PageStore> BTree<S> {
     /// Inserts a new key; [`BTreeError::DuplicateKey`] if present.
     pub fn insert(&self, key: &[u8], value: &[u8]) -> Result<()> {
         self.check_entry(key, value)?;
-        self.modify(key, WriteOp::Insert(value)).map(|_| ())
+        self.modify(key, WriteOp::Insert(value), Vec::new()).map(|_| ())
     }
 
     /// Inserts or replaces; returns whether the key existed.
     pub fn upsert(&self, key: &[u8], value: &[u8]) -> Result<bool> {
         self.check_entry(key, value)?;
-        self.modify(key, WriteOp::Upsert(value))
+        self.modify(key, WriteOp::Upsert(value), Vec::new())
     }
 
     /// Replaces the value of an existing key; `false` if absent.
     pub fn update(&self, key: &[u8], value: &[u8]) -> Result<bool> {
         self.check_entry(key, value)?;
-        self.modify(key, WriteOp::Update(value))
+        self.modify(key, WriteOp::Update(value), Vec::new())
     }
 
     /// Removes a key; `false` if absent.
     pub fn delete(&self, key: &[u8]) -> Result<bool> {
-        self.modify(key, WriteOp::Delete)
+        self.modify(key, WriteOp::Delete, Vec::new())
+    }
+
+    /// [`Self::delete`], committing `extra` (exclusive guards of other
+    /// pages of the same buffer pool, changed by the caller) in the same
+    /// group, so after a crash both or neither happened. The change
+    /// buffer's merge: the leaf that received the buffered entries and the
+    /// deletion of their record. `extra` is committed even when `key` is
+    /// absent; if anything fails it is dropped (its pages restored).
+    pub fn delete_with<'t>(&'t self, key: &[u8], extra: Vec<S::Guard<'t>>) -> Result<bool> {
+        self.modify(key, WriteOp::Delete, extra)
+    }
+
+    /// Descends with shared latch coupling to the lowest internal node on
+    /// `key`'s path and calls `at_leaf` with the number of the leaf `key`
+    /// belongs to, holding that node shared: no split or removal can change
+    /// which leaf holds `key` until `at_leaf` returns. `None` (and
+    /// `at_leaf` not called) if the root is a leaf.
+    pub fn with_leaf_parent<T>(&self, key: &[u8], at_leaf: impl FnOnce(u32) -> T) -> Result<Option<T>> {
+        let mut guard = self.store.latch(self.root, Latch::Shared)?;
+        checked(&guard, self.root, None)?;
+        for _ in 0..MAX_DEPTH {
+            let node = Node::new(&*guard);
+            if node.is_leaf() {
+                return Ok(None);
+            }
+            let level = node.level();
+            let child_no = node.child_at(node.child_index_for(key));
+            if level == 1 {
+                let result = at_leaf(child_no);
+                drop(guard);
+                return Ok(Some(result));
+            }
+            let child = self.store.latch(child_no, Latch::Shared)?;
+            checked(&child, child_no, Some(level - 1))?;
+            guard = child;
+        }
+        Err(corrupt(self.root, "descent deeper than 256 levels"))
     }
 
     /// True if the tree holds no entry (its root is an empty leaf).
@@ -480,14 +517,23 @@ impl<S: PageStore> BTree<S> {
         Err(corrupt(self.root, "descent deeper than 256 levels"))
     }
 
-    fn modify(&self, key: &[u8], op: WriteOp<'_>) -> Result<bool> {
+    /// Every write: optimistic on the leaf alone, else pessimistic. `extra`
+    /// joins whichever group commits (see [`Self::delete_with`]).
+    fn modify<'t>(&'t self, key: &[u8], op: WriteOp<'_>, mut extra: Vec<S::Guard<'t>>) -> Result<bool> {
         if let Some(mut leaf) = self.latch_leaf_for_write(key)? {
             let is_root = leaf.page_no() == self.root;
             match classify(&leaf, key, op, is_root)? {
-                Step::Unchanged(existed) => return Ok(existed),
+                Step::Unchanged(existed) => {
+                    drop(leaf);
+                    if !extra.is_empty() {
+                        self.store.commit(extra)?;
+                    }
+                    return Ok(existed);
+                }
                 Step::Apply => {
                     let existed = apply(leaf.bytes_mut(), key, op);
-                    self.store.commit(vec![leaf])?;
+                    extra.insert(0, leaf);
+                    self.store.commit(extra)?;
                     return Ok(existed);
                 }
                 Step::NeedsSmo => drop(leaf),
@@ -495,14 +541,20 @@ impl<S: PageStore> BTree<S> {
         }
         let root = self.store.latch(self.root, Latch::Exclusive)?;
         let smo = SmoInProgress::begin(&self.smo_started, &self.smo_finished);
-        let result = self.modify_pessimistic(root, key, op);
+        let result = self.modify_pessimistic(root, key, op, extra);
         drop(smo);
         result
     }
 
     /// Holds the whole path exclusive; every guard is committed or dropped
     /// (restored) before this returns.
-    fn modify_pessimistic<'t>(&'t self, root: S::Guard<'t>, key: &[u8], op: WriteOp<'_>) -> Result<bool> {
+    fn modify_pessimistic<'t>(
+        &'t self,
+        root: S::Guard<'t>,
+        key: &[u8],
+        op: WriteOp<'_>,
+        mut extra: Vec<S::Guard<'t>>,
+    ) -> Result<bool> {
         checked(&root, self.root, None)?;
         let mut path = vec![root];
         let mut child_idx = Vec::new();
@@ -530,17 +582,24 @@ impl<S: PageStore> BTree<S> {
             unreachable!("the path starts at the root")
         };
         match classify(leaf, key, op, is_root)? {
-            Step::Unchanged(existed) => Ok(existed),
+            Step::Unchanged(existed) => {
+                drop(path);
+                if !extra.is_empty() {
+                    self.store.commit(extra)?;
+                }
+                Ok(existed)
+            }
             Step::Apply => {
                 let existed = apply(leaf.bytes_mut(), key, op);
                 let Some(leaf) = path.pop() else { unreachable!() };
-                self.store.commit(vec![leaf])?;
+                extra.insert(0, leaf);
+                self.store.commit(extra)?;
                 Ok(existed)
             }
             Step::NeedsSmo => match op {
-                WriteOp::Delete => self.remove_leaf(path, &child_idx).map(|()| true),
+                WriteOp::Delete => self.remove_leaf(path, &child_idx, extra).map(|()| true),
                 WriteOp::Insert(v) | WriteOp::Upsert(v) | WriteOp::Update(v) => {
-                    self.split_insert(path, &child_idx, key, v)
+                    self.split_insert(path, &child_idx, key, v, extra)
                 }
             },
         }
@@ -554,6 +613,7 @@ impl<S: PageStore> BTree<S> {
         child_idx: &[usize],
         key: &[u8],
         value: &[u8],
+        extra: Vec<S::Guard<'t>>,
     ) -> Result<bool> {
         let Some(leaf) = path.last() else {
             unreachable!("the path starts at the root")
@@ -588,6 +648,7 @@ impl<S: PageStore> BTree<S> {
             entries.insert(pos, (separator, right.to_le_bytes().to_vec()));
         }
         path.extend(touched);
+        path.extend(extra);
         self.store.commit(path)?;
         Ok(existed)
     }
@@ -665,7 +726,12 @@ impl<S: PageStore> BTree<S> {
     /// Deletes the only key of the non-root leaf at the end of `path`: unlinks
     /// and frees it, frees ancestors left childless, lowers the root if it is
     /// left with one child.
-    fn remove_leaf<'t>(&'t self, mut path: Vec<S::Guard<'t>>, child_idx: &[usize]) -> Result<()> {
+    fn remove_leaf<'t>(
+        &'t self,
+        mut path: Vec<S::Guard<'t>>,
+        child_idx: &[usize],
+        extra: Vec<S::Guard<'t>>,
+    ) -> Result<()> {
         let mut touched = Vec::new();
         let last = path.len() - 1;
         let (leaf_no, prev, next) = {
@@ -740,6 +806,7 @@ impl<S: PageStore> BTree<S> {
             }
         }
         path.extend(touched);
+        path.extend(extra);
         self.store.commit(path)?;
         Ok(())
     }

@@ -159,6 +159,14 @@ impl SpaceStore {
         &self.shell.inner
     }
 
+    /// True if the page is in the buffer pool or being read into it (the
+    /// change buffer's test, InnoDB's `buf_page_peek`). Takes the core's
+    /// mutex briefly.
+    pub fn is_resident(&self, page_no: u32) -> bool {
+        let page = self.ts.page_id(page_no);
+        self.inner().core.lock().pool.lookup(page).is_some()
+    }
+
     /// Free pages known now (scans the space if not yet done).
     pub fn free_pages(&self) -> Result<Vec<u32>> {
         let mut free = self.free.lock();
@@ -346,6 +354,22 @@ impl SpaceStore {
             trace,
             redo_bytes: None,
         })
+    }
+
+    /// The redo free check a first exclusive latch does (nothing if this
+    /// thread holds a latch): for callers that must do it before taking a
+    /// mutex of their own, then latch with [`Self::latch_unchecked`].
+    pub fn check_redo_space(&self) -> std::result::Result<(), StoreError> {
+        Ok(self.before_write()?)
+    }
+
+    /// Latches without the redo free check (see [`Self::check_redo_space`]).
+    pub fn latch_unchecked(&self, page_no: u32, latch: Latch) -> std::result::Result<ShellGuard<'_>, StoreError> {
+        let page_count = self.ts.page_count();
+        if page_no >= page_count {
+            return Err(StoreError::NoSuchPage { page_no, page_count });
+        }
+        Ok(self.latch_inner(page_no, latch)?)
     }
 
     fn before_write(&self) -> Result<()> {

@@ -463,12 +463,19 @@ impl TxnTable {
 /// An open database. Share it between threads by reference (or `Arc`);
 /// transactions borrow it.
 pub struct Database {
+    /// The change buffer's background merger: first, so it stops before
+    /// anything it uses goes away.
+    pub(crate) merger: Mutex<Option<change_buffer::Merger>>,
     pub(crate) options: DbOptions,
     pub(crate) paths: DbPaths,
     pub(crate) redo: Arc<RedoLog>,
     pub(crate) shell: Arc<BufferPoolShell>,
     pub(crate) store: SharedStore,
     pub(crate) catalog: BTree<SharedStore>,
+    /// The change buffer, if the database has one ([`change_buffer`]).
+    pub(crate) change_buffer: Option<Arc<change_buffer::ChangeBuffer>>,
+    /// What the secondary indexes' stores merge through (set at open).
+    pub(crate) merge_hook: Arc<store::MergeHook>,
     pub(crate) indexes: RwLock<HashMap<u32, Arc<Index>>>,
     pub(crate) names: RwLock<HashMap<String, IndexId>>,
     pub(crate) locks: LockTable,
@@ -526,6 +533,9 @@ impl Database {
     /// head is taken and the log is closed. (Transactions borrow the
     /// database, so none can be open.)
     pub fn close(self) -> Result<()> {
+        if let Some(mut merger) = self.merger.lock().take() {
+            merger.stop();
+        }
         self.shell.shutdown()?;
         let Database {
             redo,
@@ -550,13 +560,13 @@ impl Database {
         Ok(())
     }
 
-    /// What recovery did at open.
-    /// The change buffer's counters since open (all zero when it was never
-    /// used).
+    /// The change buffer's counters since open (all zero when the database
+    /// has none).
     pub fn change_buffer_stats(&self) -> ChangeBufferStats {
-        ChangeBufferStats::default()
+        self.change_buffer.as_ref().map(|cb| cb.stats()).unwrap_or_default()
     }
 
+    /// What recovery did at open.
     pub fn recovery_report(&self) -> &RecoveryReport {
         &self.report
     }
@@ -604,7 +614,7 @@ impl Database {
             return Err(DbError::IndexExists { name: name.to_string() });
         }
         let id = self.indexes.read().keys().copied().max().unwrap_or(CATALOG_INDEX_ID) + 1;
-        let tree = BTree::create(self.store.clone()).map_err(|e| DbError::index(name, e))?;
+        let tree = BTree::create(self.index_store(unique)).map_err(|e| DbError::index(name, e))?;
         let mut key = CATALOG_INDEX_PREFIX.to_vec();
         key.extend_from_slice(name.as_bytes());
         self.catalog
@@ -782,9 +792,30 @@ impl Database {
         index.tree.check().map_err(|e| DbError::index(&index.name, e))
     }
 
+    /// The store an index's tree uses: non-unique indexes merge the change
+    /// buffer's entries when they latch a leaf.
+    fn index_store(&self, unique: bool) -> SharedStore {
+        if unique {
+            self.store.clone()
+        } else {
+            self.store
+                .with_role(store::Role::Secondary(Arc::clone(&self.merge_hook)))
+        }
+    }
+
+    /// The change buffer, if it takes new entries.
+    pub(crate) fn active_change_buffer(&self) -> Option<&Arc<change_buffer::ChangeBuffer>> {
+        self.change_buffer
+            .as_ref()
+            .filter(|cb| cb.mode() != ChangeBufferMode::Off)
+    }
+
     /// Checks the shape of every index tree (tests, diagnostics).
     pub fn check(&self) -> Result<()> {
         self.catalog.check().map_err(|e| DbError::index("catalog", e))?;
+        if let Some(cb) = &self.change_buffer {
+            cb.check().map_err(|e| DbError::index("change buffer", e))?;
+        }
         for index in self.indexes.read().values() {
             index.tree.check().map_err(|e| DbError::index(&index.name, e))?;
         }
@@ -810,7 +841,7 @@ impl Database {
                 String::from_utf8(name.to_vec()).map_err(|_| bad(format!("index name {name:?} is not utf-8")))?;
             let (id, root, unique) =
                 decode_catalog_value(&value).ok_or_else(|| bad(format!("entry of index {name} is malformed")))?;
-            let tree = BTree::open(self.store.clone(), root).map_err(|e| DbError::index(&name, e))?;
+            let tree = BTree::open(self.index_store(unique), root).map_err(|e| DbError::index(&name, e))?;
             self.names.write().insert(name.clone(), IndexId(id));
             self.indexes.write().insert(
                 id,

@@ -50,6 +50,7 @@ use flushwise_core::Lsn;
 use parking_lot::{Mutex, RwLock};
 
 use super::bulk;
+use super::change_buffer::{ChangeBuffer, ChangeBufferMode, Merger};
 use super::lock::{LockTable, TxnId};
 use super::recovery_profile::RecoveryProfile;
 use super::store::SharedStore;
@@ -329,6 +330,22 @@ pub(crate) fn open_database(dir: &Path, mut options: DbOptions, create: bool) ->
             report.measured_redo_apply_mib_per_s = Some(value);
         }
     }
+    if options.change_buffer.mode == ChangeBufferMode::SeparateDevice {
+        return Err(DbError::Options {
+            reason:
+                "--change-buffer separate-device: a change buffer in a file of its own is not built yet (use on or off)"
+                    .into(),
+        });
+    }
+    if !(1..=super::change_buffer::MAX_MAX_PCT).contains(&options.change_buffer.max_pct) {
+        return Err(DbError::Options {
+            reason: format!(
+                "change-buffer maximum {} % of the buffer pool is outside 1..={}",
+                options.change_buffer.max_pct,
+                super::change_buffer::MAX_MAX_PCT
+            ),
+        });
+    }
     let shell_config = Database::shell_config(&options)?;
     if create || options.resize_redo_at_open {
         Database::check_redo_bytes(&options)?;
@@ -515,7 +532,7 @@ pub(crate) fn open_database(dir: &Path, mut options: DbOptions, create: bool) ->
     report.phases.redo_apply = lap();
 
     // 6. Catalog, trees, loser rollback.
-    let store = SharedStore(Arc::new(shell.store(DATA_SPACE_ID)?));
+    let store = SharedStore::new(Arc::new(shell.store(DATA_SPACE_ID)?));
     // Build the store's free-page set now, holding no latch: the store
     // builds it lazily on the first allocation by latching every page
     // shared, which self-deadlocks when that allocation is a B+tree split
@@ -549,6 +566,9 @@ pub(crate) fn open_database(dir: &Path, mut options: DbOptions, create: bool) ->
         })?
     };
     let mut db = Database {
+        merger: Mutex::new(None),
+        change_buffer: None,
+        merge_hook: Arc::new(Default::default()),
         locks: LockTable::new(options.lock_wait_timeout),
         options,
         paths,
@@ -566,6 +586,20 @@ pub(crate) fn open_database(dir: &Path, mut options: DbOptions, create: bool) ->
         dir_lock,
     };
     db.load_catalog()?;
+    // The change buffer before any secondary index is touched (the losers'
+    // undo below may read leaves with buffered entries).
+    if let Some(cb) = ChangeBuffer::open(
+        &db.store,
+        &db.catalog,
+        &db.options.change_buffer,
+        db.options.buffer_pool_bytes,
+    )
+    .map_err(|e| DbError::index("change buffer", e))?
+    {
+        let _ = db.merge_hook.set(Arc::clone(&cb));
+        db.change_buffer = Some(cb);
+        db.redo.wait_durable(db.redo.current_lsn())?;
+    }
     // The applied redo now lives in dirty pages (the pool keeps the
     // checkpoint behind them); only the losers' undo records must stay in
     // the log, so the floor drops to the first of them and checkpoints can
@@ -611,6 +645,14 @@ pub(crate) fn open_database(dir: &Path, mut options: DbOptions, create: bool) ->
     // complete whatever the size.
     db.store.0.tablespace().set_max_bytes(db.options.data_file_max_bytes);
     report.phases.checkpoint = lap();
+    if let Some(cb) = &db.change_buffer {
+        if db.shell.config().background_threads {
+            let merger = Merger::start(Arc::clone(cb)).map_err(|e| DbError::Options {
+                reason: format!("cannot start the change buffer's merge thread: {e}"),
+            })?;
+            *db.merger.lock() = Some(merger);
+        }
+    }
     report.duration = started.elapsed();
     // An open that resized the redo log wrote a new log file: its time is
     // the resize's, not what opening costs, so it is not recorded.

@@ -3,17 +3,56 @@
 //! A [`SpaceStore`] keeps the space's free-page set in memory, so two stores
 //! over one space would hand out the same page twice. Every index of the
 //! database therefore lives in the one data space through clones of one
-//! `Arc<SpaceStore>`; this wrapper only delegates.
+//! `Arc<SpaceStore>`. A clone has a role:
+//! - `Plain` (catalog, unique indexes): delegates;
+//! - `ChangeBufferTree`: delegates, but allocates pages typed
+//!   [`PageType::ChangeBuffer`] (so I/O is counted by page type);
+//! - `Secondary` (non-unique indexes): every latch first merges the
+//!   change buffer's entries for the page, if it has any, and tells the
+//!   change buffer the free space of every leaf it latches or commits
+//!   ([`super::change_buffer`]). Until the change buffer is attached (at
+//!   open, after the catalog) it delegates.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use crate::buffer::{ShellGuard, SpaceStore};
-use crate::page_store::{Latch, PageStore, StoreError};
+use crate::page::PageType;
+use crate::page_store::{Latch, PageGuard, PageStore, StoreError};
 use flushwise_core::Lsn;
+
+use super::change_buffer::ChangeBuffer;
+
+/// Where the secondary indexes' stores find the change buffer once it is
+/// open.
+pub(crate) type MergeHook = OnceLock<Arc<ChangeBuffer>>;
+
+#[derive(Clone)]
+pub(crate) enum Role {
+    Plain,
+    ChangeBufferTree,
+    Secondary(Arc<MergeHook>),
+}
 
 /// A cloneable handle on the data space's store.
 #[derive(Clone)]
-pub struct SharedStore(pub Arc<SpaceStore>);
+pub struct SharedStore(pub Arc<SpaceStore>, pub(crate) Role);
+
+impl SharedStore {
+    pub fn new(space: Arc<SpaceStore>) -> Self {
+        Self(space, Role::Plain)
+    }
+
+    pub(crate) fn with_role(&self, role: Role) -> Self {
+        Self(Arc::clone(&self.0), role)
+    }
+
+    fn change_buffer(&self) -> Option<&Arc<ChangeBuffer>> {
+        match &self.1 {
+            Role::Secondary(hook) => hook.get(),
+            _ => None,
+        }
+    }
+}
 
 impl PageStore for SharedStore {
     type Guard<'a> = ShellGuard<'a>;
@@ -23,11 +62,31 @@ impl PageStore for SharedStore {
     }
 
     fn latch(&self, page_no: u32, latch: Latch) -> Result<ShellGuard<'_>, StoreError> {
-        self.0.latch(page_no, latch)
+        let Some(cb) = self.change_buffer() else {
+            return self.0.latch(page_no, latch);
+        };
+        // A merge takes the page's change-buffer shard, then the page: never
+        // while this thread holds the page (the shard may be held by a
+        // thread waiting for it).
+        for _ in 0..super::change_buffer::MERGE_ROUNDS_MAX {
+            let guard = self.0.latch(page_no, latch)?;
+            if !cb.is_pending(page_no) {
+                cb.note_leaf(&guard);
+                return Ok(guard);
+            }
+            drop(guard);
+            cb.merge(&self.0, page_no, false)?;
+        }
+        Err(StoreError::Engine(format!(
+            "page {page_no}: the change buffer kept finding entries to merge"
+        )))
     }
 
     fn allocate(&self) -> Result<ShellGuard<'_>, StoreError> {
-        self.0.allocate()
+        match self.1 {
+            Role::ChangeBufferTree => Ok(self.0.allocate_typed(PageType::ChangeBuffer)?),
+            _ => self.0.allocate(),
+        }
     }
 
     fn free(&self, guard: &mut ShellGuard<'_>) -> Result<(), StoreError> {
@@ -35,6 +94,20 @@ impl PageStore for SharedStore {
     }
 
     fn commit(&self, guards: Vec<ShellGuard<'_>>) -> Result<Lsn, StoreError> {
-        self.0.commit(guards)
+        let Some(cb) = self.change_buffer() else {
+            return self.0.commit(guards);
+        };
+        // Free space after the change; told only once it is committed (a
+        // failed commit restores the pages).
+        let leaves: Vec<(u32, Option<u32>)> = guards
+            .iter()
+            .filter(|g| g.latch() == Latch::Exclusive)
+            .map(|g| (g.page_no(), ChangeBuffer::leaf_free_bytes(g)))
+            .collect();
+        let lsn = self.0.commit(guards)?;
+        for (page_no, free) in leaves {
+            cb.note_free(page_no, free);
+        }
+        Ok(lsn)
     }
 }

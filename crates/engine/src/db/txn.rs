@@ -332,8 +332,23 @@ impl<'db> Txn<'db> {
 
     /// Non-unique indexes: adds the entry `(secondary, primary) → value`.
     pub fn insert_secondary(&mut self, index: IndexId, secondary: &[u8], primary: &[u8], value: &[u8]) -> Result<()> {
-        let id = self.non_unique(index, "insert_secondary needs a non-unique index")?.id;
-        self.insert(id, &composite_key(secondary, primary), value)
+        let index = self.non_unique(index, "insert_secondary needs a non-unique index")?;
+        let key = composite_key(secondary, primary);
+        let Some(cb) = self.db.active_change_buffer().cloned() else {
+            return self.insert(index.id, &key, value);
+        };
+        // With the change buffer the leaf is not read to look for a
+        // duplicate pair (the primary key's uniqueness makes it new; see
+        // `change_buffer`): the insert may go to the buffer instead.
+        Self::check_entry(&index, &key, value)?;
+        self.lock(&index, &key, LockMode::Exclusive)?;
+        self.logged_change(&index, &key, None, |i| {
+            if cb.try_buffer(i.id.0, &i.tree, &key, value)? {
+                Ok(())
+            } else {
+                i.tree.insert(&key, value)
+            }
+        })
     }
 
     /// Non-unique indexes: removes the entry `(secondary, primary)`.

@@ -1,0 +1,179 @@
+//! The change buffer (issue #16) on a small pool: inserts into non-unique
+//! secondary indexes whose leaves are not resident are buffered, merged
+//! when the leaves are read, visible to every reader before and after,
+//! undone by rollback, kept across a clean close (and merged even when the
+//! database is reopened with the change buffer off), and bounded in size.
+
+use std::collections::BTreeSet;
+
+use flushwise_engine::btree::Direction;
+use flushwise_engine::db::{ChangeBufferMode, ChangeBufferOptions, Database, DbOptions, IndexId};
+use flushwise_engine::page::PageSize;
+
+const SECONDARIES: [&str; 2] = ["k1", "k2"];
+
+fn options(mode: ChangeBufferMode, max_pct: u8) -> DbOptions {
+    DbOptions {
+        page_size: PageSize::new(4096).unwrap(),
+        buffer_pool_bytes: 512 << 10,
+        redo_bytes: 8 << 20,
+        change_buffer: ChangeBufferOptions {
+            mode,
+            max_pct,
+            dir: None,
+        },
+        ..DbOptions::default()
+    }
+}
+
+/// The secondary keys of row `id` (a fixed hash: spread over the leaves).
+fn secondary_keys(id: u64) -> [[u8; 4]; 2] {
+    let h = |salt: u64| {
+        let mut x = id.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ salt;
+        x ^= x >> 29;
+        x = x.wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        ((x >> 32) as u32).to_be_bytes()
+    };
+    [h(1), h(2)]
+}
+
+struct Table {
+    primary: IndexId,
+    secondaries: Vec<IndexId>,
+}
+
+fn create_table(db: &Database) -> Table {
+    Table {
+        primary: db.create_index("rows", true).unwrap(),
+        secondaries: SECONDARIES.iter().map(|n| db.create_index(n, false).unwrap()).collect(),
+    }
+}
+
+fn open_table(db: &Database) -> Table {
+    Table {
+        primary: db.index("rows").unwrap(),
+        secondaries: SECONDARIES.iter().map(|n| db.index(n).unwrap()).collect(),
+    }
+}
+
+/// Inserts rows `ids` one transaction each; rolls back those `rollback` says.
+fn insert_rows(db: &Database, t: &Table, ids: impl Iterator<Item = u64>, rollback: impl Fn(u64) -> bool) {
+    for id in ids {
+        let mut txn = db.begin();
+        let pk = id.to_be_bytes();
+        txn.insert(t.primary, &pk, &[7u8; 100]).unwrap();
+        for (index, key) in t.secondaries.iter().zip(secondary_keys(id)) {
+            txn.insert_secondary(*index, &key, &pk, b"").unwrap();
+        }
+        if rollback(id) {
+            txn.rollback().unwrap();
+        } else {
+            txn.commit().unwrap();
+        }
+    }
+}
+
+/// Every secondary index holds exactly one entry per primary row, with the
+/// row's key, and nothing else; returns the rows.
+fn assert_consistent(db: &Database, t: &Table) -> BTreeSet<u64> {
+    let mut txn = db.begin();
+    let rows: BTreeSet<u64> = txn
+        .scan_prefix(t.primary, b"", Direction::Forward, None)
+        .unwrap()
+        .into_iter()
+        .map(|(k, _)| u64::from_be_bytes(k.try_into().unwrap()))
+        .collect();
+    for (n, index) in t.secondaries.iter().enumerate() {
+        let entries = txn.scan_prefix(*index, b"", Direction::Forward, None).unwrap();
+        let mut seen = BTreeSet::new();
+        for (k, _) in &entries {
+            let (sec, pk) = flushwise_engine::btree::secondary::split_composite_key(k).unwrap();
+            let id = u64::from_be_bytes(pk.try_into().unwrap());
+            assert!(
+                rows.contains(&id),
+                "index {n}: entry for row {id}, which does not exist"
+            );
+            assert_eq!(sec, secondary_keys(id)[n], "index {n}: row {id} under the wrong key");
+            assert!(seen.insert(id), "index {n}: row {id} twice");
+        }
+        assert_eq!(seen.len(), rows.len(), "index {n}: rows without an entry");
+        // Point lookups agree with the scan.
+        for id in rows.iter().step_by(97) {
+            let found = txn.lookup_secondary(*index, &secondary_keys(*id)[n]).unwrap();
+            assert!(
+                found.iter().any(|(pk, _)| pk == &id.to_be_bytes()),
+                "index {n}: lookup misses row {id}"
+            );
+        }
+    }
+    txn.commit().unwrap();
+    db.check().unwrap();
+    rows
+}
+
+#[test]
+fn inserts_into_leaves_not_in_the_pool_are_buffered_and_every_reader_sees_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::create(dir.path(), options(ChangeBufferMode::On, 25)).unwrap();
+    let t = create_table(&db);
+    insert_rows(&db, &t, 0..12_000, |id| id % 13 == 0);
+    let stats = db.change_buffer_stats();
+    assert!(
+        stats.buffered_inserts > 1_000,
+        "a 512 KiB pool under two random secondary indexes buffers: {stats:?}"
+    );
+    assert!(stats.merged_entries > 0, "{stats:?}");
+    eprintln!("after 12,000 rows: {stats:?}");
+    let rows = assert_consistent(&db, &t);
+    assert_eq!(rows.len(), 12_000 - 12_000 / 13 - 1);
+    let after = db.change_buffer_stats();
+    assert_eq!(after.merge_duplicates, 0, "{after:?}");
+    // A full scan read every leaf: nothing is left buffered.
+    assert_eq!((after.pending_pages, after.pending_bytes), (0, 0), "{after:?}");
+    db.close().unwrap();
+}
+
+#[test]
+fn buffered_entries_survive_a_clean_close_and_are_merged_with_the_buffer_off() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::create(dir.path(), options(ChangeBufferMode::On, 25)).unwrap();
+    let t = create_table(&db);
+    insert_rows(&db, &t, 0..8_000, |_| false);
+    let pending = db.change_buffer_stats().pending_pages;
+    assert!(pending > 0, "entries are still buffered at close");
+    db.close().unwrap();
+
+    let db = Database::open(dir.path(), options(ChangeBufferMode::Off, 25)).unwrap();
+    let reopened = db.change_buffer_stats();
+    assert_eq!(reopened.pending_pages, pending, "the claims are rebuilt from the tree");
+    let t = open_table(&db);
+    // Off: new inserts go to their leaves...
+    insert_rows(&db, &t, 8_000..8_500, |_| false);
+    assert_eq!(db.change_buffer_stats().buffered_inserts, 0);
+    // ...and what was buffered before is merged on access.
+    assert_eq!(assert_consistent(&db, &t).len(), 8_500);
+    db.close().unwrap();
+}
+
+#[test]
+fn the_buffer_stays_within_its_share_of_the_pool() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::create(dir.path(), options(ChangeBufferMode::On, 1)).unwrap();
+    let t = create_table(&db);
+    let limit = (512u64 << 10) / 100;
+    for chunk in 0..8u64 {
+        insert_rows(&db, &t, chunk * 1_000..(chunk + 1) * 1_000, |_| false);
+        let s = db.change_buffer_stats();
+        assert!(s.pending_bytes <= limit, "{} > {limit}: {s:?}", s.pending_bytes);
+    }
+    assert!(db.change_buffer_stats().buffer_refused > 0);
+    assert_consistent(&db, &t);
+    db.close().unwrap();
+}
+
+#[test]
+fn a_bad_change_buffer_size_is_refused_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let err = Database::create(dir.path(), options(ChangeBufferMode::On, 60)).unwrap_err();
+    assert!(err.to_string().contains("change-buffer maximum 60 %"), "{err}");
+}
