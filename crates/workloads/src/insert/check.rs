@@ -50,7 +50,10 @@ impl fmt::Display for Mismatch {
         match self {
             Mismatch::CorruptRow { key, reason } => write!(f, "primary row with key {key}: {reason}"),
             Mismatch::WrongKeyCount { id, keys, indexes } => {
-                write!(f, "row {id} holds {keys} secondary keys, the table has {indexes} secondary indexes")
+                write!(
+                    f,
+                    "row {id} holds {keys} secondary keys, the table has {indexes} secondary indexes"
+                )
             }
             Mismatch::MissingEntry { index, key, id } => {
                 write!(f, "{index} lacks the entry ({key}, {id}) of row {id}")
@@ -118,14 +121,19 @@ fn hex(bytes: &[u8]) -> String {
 
 /// The `(key, id)` of a secondary index entry.
 fn decode_entry(key: &[u8], value: &[u8]) -> Result<(u32, u64), String> {
-    let (secondary, primary) = split_composite_key(key).ok_or_else(|| format!("key {} is not a composite", hex(key)))?;
+    let (secondary, primary) =
+        split_composite_key(key).ok_or_else(|| format!("key {} is not a composite", hex(key)))?;
     let k: [u8; 4] = secondary
         .as_slice()
         .try_into()
         .map_err(|_| format!("key {}: secondary part of {} bytes, not 4", hex(key), secondary.len()))?;
     let id = Row::id_of(primary).map_err(|e| format!("key {}: {}", hex(key), e.reason))?;
     if !value.is_empty() {
-        return Err(format!("entry ({}, {id}) has a value of {} bytes", u32::from_be_bytes(k), value.len()));
+        return Err(format!(
+            "entry ({}, {id}) has a value of {} bytes",
+            u32::from_be_bytes(k),
+            value.len()
+        ));
     }
     Ok((u32::from_be_bytes(k), id))
 }
@@ -181,40 +189,46 @@ pub fn check_consistency(db: &Database, schema: &InsertSchema) -> Result<Consist
         let mut want = expected.into_iter().peekable();
         let mut entries = 0u64;
         let mut found = Vec::new();
-        db.scan_unlocked(index, Bound::Unbounded, Bound::Unbounded, Direction::Forward, |key, value| {
-            entries += 1;
-            let got = match decode_entry(&key, &value) {
-                Ok(got) => got,
-                Err(reason) => {
-                    found.push(Mismatch::MalformedEntry {
+        db.scan_unlocked(
+            index,
+            Bound::Unbounded,
+            Bound::Unbounded,
+            Direction::Forward,
+            |key, value| {
+                entries += 1;
+                let got = match decode_entry(&key, &value) {
+                    Ok(got) => got,
+                    Err(reason) => {
+                        found.push(Mismatch::MalformedEntry {
+                            index: name.clone(),
+                            reason,
+                        });
+                        return true;
+                    }
+                };
+                while let Some(&w) = want.peek() {
+                    if w >= got {
+                        break;
+                    }
+                    found.push(Mismatch::MissingEntry {
                         index: name.clone(),
-                        reason,
+                        key: w.0,
+                        id: w.1,
                     });
-                    return true;
+                    want.next();
                 }
-            };
-            while let Some(&w) = want.peek() {
-                if w >= got {
-                    break;
+                if want.peek() == Some(&got) {
+                    want.next();
+                } else {
+                    found.push(Mismatch::ExtraEntry {
+                        index: name.clone(),
+                        key: got.0,
+                        id: got.1,
+                    });
                 }
-                found.push(Mismatch::MissingEntry {
-                    index: name.clone(),
-                    key: w.0,
-                    id: w.1,
-                });
-                want.next();
-            }
-            if want.peek() == Some(&got) {
-                want.next();
-            } else {
-                found.push(Mismatch::ExtraEntry {
-                    index: name.clone(),
-                    key: got.0,
-                    id: got.1,
-                });
-            }
-            true
-        })?;
+                true
+            },
+        )?;
         for (key, id) in want {
             found.push(Mismatch::MissingEntry {
                 index: name.clone(),
@@ -263,7 +277,10 @@ mod tests {
         let report = check_consistency(&db, &schema).expect("check");
         assert!(report.passed(), "{}", report.summary());
         assert_eq!(report.rows, 2000);
-        assert_eq!(report.per_index.iter().map(|i| i.entries).collect::<Vec<_>>(), [2000, 2000]);
+        assert_eq!(
+            report.per_index.iter().map(|i| i.entries).collect::<Vec<_>>(),
+            [2000, 2000]
+        );
 
         // A row whose second index entry is lost, and an entry of no row.
         let row = Row::generate(3, 77, schema.shape);
@@ -271,8 +288,13 @@ mod tests {
         assert!(txn
             .delete_secondary(schema.secondaries[1], &Row::secondary_key(row.keys[1]), &row.key())
             .expect("delete"));
-        txn.insert_secondary(schema.secondaries[0], &Row::secondary_key(5), &Row::key_of(999_999), &[])
-            .expect("insert");
+        txn.insert_secondary(
+            schema.secondaries[0],
+            &Row::secondary_key(5),
+            &Row::key_of(999_999),
+            &[],
+        )
+        .expect("insert");
         txn.insert(schema.secondaries[0], b"junk", &[]).expect("junk");
         txn.commit().expect("commit");
         let report = check_consistency(&db, &schema).expect("check");
@@ -306,7 +328,10 @@ mod tests {
             .count();
         assert_eq!(corrupt, 1, "{:?}", report.mismatches);
         // ... and its entries are then extra (no row asks for them).
-        assert!(report.mismatches.iter().any(|m| matches!(m, Mismatch::ExtraEntry { id: 10, .. })));
+        assert!(report
+            .mismatches
+            .iter()
+            .any(|m| matches!(m, Mismatch::ExtraEntry { id: 10, .. })));
         db.close().expect("close");
     }
 }

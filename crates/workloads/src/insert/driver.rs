@@ -149,6 +149,7 @@ pub struct Interval {
     /// End of the interval, seconds since the measured window began
     /// (negative during the warm-up).
     pub time_s: f64,
+    /// The interval began in the warm-up.
     pub warmup: bool,
     pub seconds: f64,
     pub transactions_per_s: f64,
@@ -167,7 +168,8 @@ impl Interval {
         let io = page_io_since(&b.page_io, &a.page_io);
         Self {
             time_s: (b.t_us as f64 - warmup_us as f64) / 1e6,
-            warmup: b.t_us <= warmup_us,
+            // An interval that began in the warm-up is a warm-up interval.
+            warmup: a.t_us < warmup_us,
             seconds,
             transactions_per_s: b.committed.saturating_sub(a.committed) as f64 / seconds,
             rw_requests_per_s: (page_reads(&io) + page_writes(&io)) as f64 / seconds,
@@ -255,7 +257,11 @@ struct ThreadTotals {
 
 /// Runs the load against a loaded database; `on_interval` sees every
 /// report interval as it ends (on the calling thread).
-pub fn run(db: &Database, config: &RunConfig, on_interval: &mut dyn FnMut(&Interval)) -> Result<RunReport, InsertError> {
+pub fn run(
+    db: &Database,
+    config: &RunConfig,
+    on_interval: &mut dyn FnMut(&Interval),
+) -> Result<RunReport, InsertError> {
     config.validate()?;
     let (marker, schema) = require_loaded(db)?;
     if schema.secondaries.len() != schema.shape.secondary_indexes as usize {
