@@ -85,24 +85,26 @@ pub fn run(args: &InsertRunArgs) -> Result<(), String> {
         check: args.check,
     };
     let table = args.output == OutputFormat::Table;
-    let banner = format!(
-        "flushwise insert run: threads={} seed={} commit={} policy={} change_buffer={} pool={} device={} warmup={} duration={} dir={}",
-        args.threads,
-        args.seed,
-        COMMIT,
-        args.policy,
-        args.change_buffer,
-        args.buffer_pool,
-        args.device.join(" "),
-        args.warmup,
-        args.duration,
-        args.location.dir.display()
-    );
-    if table {
-        println!("{banner}");
-    } else {
-        eprintln!("{banner}");
-    }
+    let mut on_start = |config_hash: &str| {
+        let banner = format!(
+            "flushwise insert run: threads={} seed={} config_hash={config_hash} commit={} policy={} change_buffer={} pool={} device={} warmup={} duration={} dir={}",
+            args.threads,
+            args.seed,
+            COMMIT,
+            args.policy,
+            args.change_buffer,
+            args.buffer_pool,
+            args.device.join(" "),
+            args.warmup,
+            args.duration,
+            args.location.dir.display()
+        );
+        if table {
+            println!("{banner}");
+        } else {
+            eprintln!("{banner}");
+        }
+    };
     let mut on_interval = |i: &flushwise_workloads::insert::driver::Interval| {
         let line = insert::interval_line(i);
         if table {
@@ -111,7 +113,7 @@ pub fn run(args: &InsertRunArgs) -> Result<(), String> {
             eprintln!("{line}");
         }
     };
-    let (out, consistency) = insert::run(&args.location.location(), &settings, &mut on_interval)?;
+    let (out, consistency) = insert::run(&args.location.location(), &settings, &mut on_start, &mut on_interval)?;
     let text = match args.output {
         OutputFormat::Table => format!("\n{}", insert::run_text(&out)),
         OutputFormat::Json => serde_json::to_string(&out).map_err(|e| format!("cannot render JSON: {e}"))? + "\n",

@@ -396,14 +396,16 @@ pub struct InsertRunOutput {
 }
 
 /// `insert run`: opens the prepared database with the run's settings (and
-/// change buffer), runs the load (`on_interval` sees each report
-/// interval), checks the table if asked (before the close, nothing else
+/// change buffer), calls `on_start` with the configuration hash once it is
+/// open (the banner: nothing is printed for a run refused before),
+/// runs the load (`on_interval` sees each report interval), checks the table if asked (before the close, nothing else
 /// writing), closes it. Returns the output and the check's report: the
 /// caller prints the output, then judges the report
 /// ([`check_verdict`]).
 pub fn run(
     location: &DbLocation,
     settings: &InsertRunSettings,
+    on_start: &mut dyn FnMut(&str),
     on_interval: &mut dyn FnMut(&Interval),
 ) -> Result<(InsertRunOutput, Option<ConsistencyReport>), String> {
     engine_options::check_pool(&settings.buffer_pool)?;
@@ -431,6 +433,7 @@ pub fn run(
     let device = database::device_text(&options.data_device, options.io);
     let (buffer_pool_bytes, redo_bytes) = (options.buffer_pool_bytes, options.redo_bytes);
     let db = Database::open(&location.dir, options).map_err(|e| format!("{}: {e}", location.dir.display()))?;
+    on_start(&config_hash);
     let report = driver::run(&db, &settings.config, on_interval).map_err(|e| format!("insert run: {e}"));
     let checked = match (&report, settings.check) {
         (Ok(_), true) => Some(
