@@ -952,7 +952,8 @@ pub enum InsertCommand {
 pub struct InsertPrepareArgs {
     #[command(flatten)]
     pub location: DbLocationArgs,
-    /// Rows (1,000,000 is about 200 MB of pages with 3 secondary indexes).
+    /// Rows (1,000,000 with 3 secondary indexes make a data file of about
+    /// 290 MB, loaded in seconds).
     #[arg(long, default_value_t = 1_000_000)]
     pub rows: u64,
     /// Non-unique secondary indexes, each on a random 32-bit key per row.

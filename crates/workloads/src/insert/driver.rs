@@ -149,7 +149,7 @@ pub struct Interval {
     /// End of the interval, seconds since the measured window began
     /// (negative during the warm-up).
     pub time_s: f64,
-    /// The interval began in the warm-up.
+    /// The interval is part of the warm-up.
     pub warmup: bool,
     pub seconds: f64,
     pub transactions_per_s: f64,
@@ -342,7 +342,15 @@ pub fn run(
                 break;
             }
             if window_start.is_none() && now_us >= warmup_us {
-                window_start = Some(WindowSnapshot::capture(db, start, committed.load(Ordering::Relaxed)));
+                let snap = WindowSnapshot::capture(db, start, committed.load(Ordering::Relaxed));
+                // The warm-up's last interval ends with it; the measured
+                // intervals count from the window's start.
+                if snap.t_us > last.t_us {
+                    on_interval(&Interval::between(&last, &snap, warmup_us));
+                }
+                last = snap.clone();
+                next_report_us = warmup_us + interval_us;
+                window_start = Some(snap);
             }
             if now_us >= deadline_us {
                 window_end_us.store(deadline_us, Ordering::Release);
