@@ -87,6 +87,11 @@ pub enum Command {
     /// beside them).
     #[command(subcommand)]
     Wisconsin(WisconsinCommand),
+    /// Paper 004's insert load (sysbench's insert with secondary indexes):
+    /// prepare, run (threads inserting rows, the change buffer off or on;
+    /// 004's Tables 1 and 2), check (every secondary entry against its row).
+    #[command(subcommand)]
+    Insert(InsertCommand),
 }
 
 #[derive(Args, Debug)]
@@ -927,4 +932,114 @@ pub struct WisconsinModelArgs {
     pub seed: u64,
     #[arg(long, value_enum, default_value = "table")]
     pub output: OutputFormat,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum InsertCommand {
+    /// Creates a database directory and bulk-loads the table: a unique
+    /// primary index and N non-unique secondary indexes on random keys.
+    Prepare(InsertPrepareArgs),
+    /// Threads inserting one row per transaction into the primary and every
+    /// secondary index; reports transactions/s, R/W requests/s, page reads
+    /// and writes by page type (INDEX vs change buffer) and latency.
+    Run(Box<InsertRunArgs>),
+    /// Checks that every secondary index holds exactly one entry per row,
+    /// with the key the row says (recovers a crashed database first).
+    Check(InsertCheckArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct InsertPrepareArgs {
+    #[command(flatten)]
+    pub location: DbLocationArgs,
+    /// Rows (1,000,000 with 3 secondary indexes make a data file of about
+    /// 290 MB, loaded in seconds).
+    #[arg(long, default_value_t = 1_000_000)]
+    pub rows: u64,
+    /// Non-unique secondary indexes, each on a random 32-bit key per row.
+    #[arg(long, default_value_t = flushwise_workloads::insert::schema::SECONDARY_INDEXES_DEFAULT)]
+    pub secondary_indexes: u32,
+    /// Bytes of a row: its secondary keys plus filler (sysbench's `c` is
+    /// 120 characters).
+    #[arg(long, value_name = "BYTES", default_value_t = flushwise_workloads::insert::schema::ROW_BYTES_DEFAULT)]
+    pub row_bytes: u32,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Loader threads, one index each at a time (default: available cores).
+    #[arg(long)]
+    pub threads: Option<usize>,
+    #[arg(long, value_name = "BYTES", default_value = "16384")]
+    pub page_size: String,
+    /// Redo log capacity at creation (`run --redo` can resize it later).
+    #[arg(long, value_name = "SIZE", default_value = "256MiB")]
+    pub redo: String,
+    /// Buffer pool of the load.
+    #[arg(long, value_name = "SIZE", default_value = "256MiB")]
+    pub buffer_pool: String,
+    /// Wipe a database already in the directory and load again.
+    #[arg(long)]
+    pub force: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct InsertRunArgs {
+    #[command(flatten)]
+    pub location: DbLocationArgs,
+    /// Page-cleaning policy; `name:key=value,...` sets its parameters.
+    #[arg(long, default_value = flushwise_core::policy::DEFAULT_POLICY)]
+    pub policy: PolicySpec,
+    /// Inserting threads, no think time (004: 50).
+    #[arg(long, default_value_t = 16)]
+    pub threads: u32,
+    /// Inserts before the measured window, not measured.
+    #[arg(long, value_name = "DURATION", default_value = "10s")]
+    pub warmup: String,
+    /// The measured window.
+    #[arg(long, value_name = "DURATION", default_value = "60s")]
+    pub duration: String,
+    #[arg(long, value_name = "DURATION", default_value = "10s")]
+    pub report_interval: String,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Buffer pool (004: 1 GB for 100 GB of data).
+    #[arg(long, value_name = "SIZE", default_value = "32MiB")]
+    pub buffer_pool: String,
+    /// Resize the redo log to SIZE before the run.
+    #[arg(long, value_name = "SIZE")]
+    pub redo: Option<String>,
+    /// `native` or `emulated PRESET` (004 ran an SSD and a 7200 rpm disk:
+    /// `emulated samsung-850-pro`, `emulated wd-1tb-7200`).
+    #[arg(long, num_args = 1..=2, value_names = ["KIND", "PRESET"], default_value = "native")]
+    pub device: Vec<String>,
+    #[arg(long, value_enum, default_value = "on")]
+    pub doublewrite: OnOff,
+    #[arg(long, value_name = "0|1|2", default_value_t = 1)]
+    pub flush_log_at_commit: u8,
+    /// Crash recovery must finish within this (the `flushwise` policy).
+    #[arg(long, value_name = "DURATION")]
+    pub max_recovery_time: Option<String>,
+    /// The change buffer (InnoDB's insert buffer): off, on (in the data
+    /// file), or separate-device (in a file of its own, `--change-buffer-dir`).
+    #[arg(long, value_name = "MODE", default_value = "off")]
+    pub change_buffer: String,
+    /// Largest size of the change buffer, percent of the buffer pool
+    /// (`innodb_change_buffer_max_size`), 1 to 50.
+    #[arg(long, value_name = "P", default_value_t = u32::from(flushwise_engine::db::change_buffer::DEFAULT_MAX_PCT))]
+    pub change_buffer_max_pct: u32,
+    /// With `--change-buffer separate-device`: the directory of its file
+    /// (`/dev/shm` for 004's ramdisk) [default: beside the data file].
+    #[arg(long, value_name = "DIR")]
+    pub change_buffer_dir: Option<PathBuf>,
+    /// After the run, check every secondary entry against its row (exit 2
+    /// on a mismatch).
+    #[arg(long)]
+    pub check: bool,
+    #[arg(long, value_enum, default_value = "table")]
+    pub output: OutputFormat,
+}
+
+#[derive(Args, Debug)]
+pub struct InsertCheckArgs {
+    #[command(flatten)]
+    pub location: DbLocationArgs,
 }

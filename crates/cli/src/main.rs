@@ -7,6 +7,8 @@
 //! - `tpch prepare | run | answers | export`: TPC-H on the real engine;
 //! - `wisconsin prepare | run | model`: paper 003's UPDATE load on the
 //!   Wisconsin relation and 003's queueing model fitted to it;
+//! - `insert prepare | run | check`: paper 004's insert load (sysbench's
+//!   insert with secondary indexes), the change buffer off or on;
 //! - `sim run`: one policy, one configuration;
 //! - `sim compare`: the same configuration per policy, side by side;
 //! - `sim experiment`: the papers' experiment grids, scaled or full;
@@ -31,6 +33,7 @@ mod args;
 mod compare_cmd;
 mod crash_cmd;
 mod engine_opts;
+mod insert_cmd;
 mod interrupt;
 mod lab_cmd;
 mod lab_engine;
@@ -47,7 +50,9 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-use args::{Cli, Command, LabCommand, SimCommand, TpccCommand, TpchCommand, TraceCommand, WisconsinCommand};
+use args::{
+    Cli, Command, InsertCommand, LabCommand, SimCommand, TpccCommand, TpchCommand, TraceCommand, WisconsinCommand,
+};
 
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
@@ -91,6 +96,9 @@ fn main() -> ExitCode {
         Command::Wisconsin(WisconsinCommand::Prepare(a)) => wisconsin_cmd::prepare(&a),
         Command::Wisconsin(WisconsinCommand::Run(a)) => wisconsin_cmd::run(&a),
         Command::Wisconsin(WisconsinCommand::Model(a)) => wisconsin_cmd::model(&a),
+        Command::Insert(InsertCommand::Prepare(a)) => insert_cmd::prepare(&a),
+        Command::Insert(InsertCommand::Run(a)) => insert_cmd::run(&a),
+        Command::Insert(InsertCommand::Check(a)) => insert_cmd::check(&a),
     };
     match outcome {
         // Stopped by Ctrl-C / SIGTERM: the partial result is out; exit as

@@ -29,6 +29,9 @@
 //!   validation answers, and power/throughput runs with flushing figures;
 //! - [`tpch_fig10`]: `lab run 000-fig10`, Lee et al.'s TPC-H experiment on
 //!   the engine (every policy, interleaved repeats, median and spread);
+//! - [`insert`]: an insert-load database directory (paper 004's sysbench
+//!   insert with secondary indexes): prepare, runs with the change buffer
+//!   off or on (Tables 1 and 2's figures), the consistency check;
 //! - [`wisconsin`]: a Wisconsin database directory (paper 003's UPDATE
 //!   load): prepare, open- and closed-loop runs with their response-time
 //!   series, CDF and flush activity, and `model` (003's model fitted to
@@ -38,8 +41,9 @@
 //!   `flushwise` at the same rates;
 //! - [`model003`]: paper 003's queueing model as a seeded discrete-event
 //!   simulation, its fitting rules, the Kolmogorov-Smirnov distance;
-//! - [`workload_dir`]: a prepared database directory of TPC-H or
-//!   Wisconsin (manifest, load marker, lock, free space, load progress);
+//! - [`workload_dir`]: a prepared database directory of TPC-H,
+//!   Wisconsin or the insert load (manifest, load marker, lock, free
+//!   space, load progress);
 //! - [`steady`]: when an engine run's warm-up may end (fixed, or once the
 //!   policy's tuned parameters hold still).
 //!
@@ -55,6 +59,7 @@ pub mod engine_options;
 pub mod engine_run;
 pub mod experiment;
 pub mod figures;
+pub mod insert;
 pub mod model003;
 pub mod own_policy_matrix;
 pub mod plot;

@@ -1,5 +1,5 @@
 //! A prepared database directory of a workload other than TPC-C (TPC-H,
-//! Wisconsin): the steps every such `prepare`, `run` and `export` shares,
+//! Wisconsin, the insert load): the steps every such `prepare`, `run` and `export` shares,
 //! with the TPC-C directory's rules ([`crate::database`]).
 //!
 //! - `prepare` ([`begin_prepare`] .. [`finish_prepare`]): the directories
@@ -48,10 +48,11 @@ pub struct DirKind {
 }
 
 /// Every non-TPC-C kind, to name another workload's directory.
-const OTHER_MANIFESTS: [(&str, &str); 3] = [
+const OTHER_MANIFESTS: [(&str, &str); 4] = [
     (database::MANIFEST_FILE, "TPC-C"),
     ("flushwise-tpch.json", "TPC-H"),
     ("flushwise-wisconsin.json", "Wisconsin"),
+    ("flushwise-insert.json", "insert"),
 ];
 
 /// Writes `path` in `dir` whole and durably: a temporary file beside it,
