@@ -13,6 +13,10 @@ use flushwise_engine::page::PageSize;
 const SECONDARIES: [&str; 2] = ["k1", "k2"];
 
 fn options(mode: ChangeBufferMode, max_pct: u8) -> DbOptions {
+    options_in(mode, max_pct, None)
+}
+
+fn options_in(mode: ChangeBufferMode, max_pct: u8, dir: Option<&std::path::Path>) -> DbOptions {
     DbOptions {
         page_size: PageSize::new(4096).unwrap(),
         buffer_pool_bytes: 512 << 10,
@@ -20,7 +24,7 @@ fn options(mode: ChangeBufferMode, max_pct: u8) -> DbOptions {
         change_buffer: ChangeBufferOptions {
             mode,
             max_pct,
-            dir: None,
+            dir: dir.map(Into::into),
         },
         ..DbOptions::default()
     }
@@ -176,4 +180,51 @@ fn a_bad_change_buffer_size_is_refused_naming_it() {
     let dir = tempfile::tempdir().unwrap();
     let err = Database::create(dir.path(), options(ChangeBufferMode::On, 60)).unwrap_err();
     assert!(err.to_string().contains("change-buffer maximum 60 %"), "{err}");
+}
+
+#[test]
+fn the_change_buffer_on_its_own_device_has_its_own_file_and_io_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    let cb_dir = tempfile::tempdir().unwrap();
+    let separate = options_in(ChangeBufferMode::SeparateDevice, 25, Some(cb_dir.path()));
+    let db = Database::create(dir.path(), separate.clone()).unwrap();
+    let t = create_table(&db);
+    insert_rows(&db, &t, 0..8_000, |_| false);
+    assert!(db.change_buffer_stats().buffered_inserts > 500);
+    db.flush_all().unwrap();
+    let io = db.shell().metrics().page_io;
+    assert!(io.change_buffer_writes > 0 && io.index_writes > 0, "{io:?}");
+    assert!(db.change_buffer_stats().pending_pages > 0);
+    db.close().unwrap();
+    let files: Vec<_> = std::fs::read_dir(cb_dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    assert!(files[0].to_string_lossy().ends_with(".ibuf"), "{files:?}");
+
+    // Its file is where the options say: without them it is not found...
+    let err = Database::open(dir.path(), options(ChangeBufferMode::On, 25)).unwrap_err();
+    assert!(err.to_string().contains("which was not found"), "{err}");
+    // ...and with entries in it, `on` (the data file) is refused until merged.
+    let on_here = options_in(ChangeBufferMode::On, 25, Some(cb_dir.path()));
+    let err = Database::open(dir.path(), on_here).unwrap_err();
+    assert!(
+        err.to_string().contains("open with --change-buffer separate-device"),
+        "{err}"
+    );
+    // Off, given where the file is, merges them; then the buffer can move.
+    let off = options_in(ChangeBufferMode::Off, 25, Some(cb_dir.path()));
+    let db = Database::open(dir.path(), off).unwrap();
+    assert_eq!(assert_consistent(&db, &open_table(&db)).len(), 8_000);
+    db.close().unwrap();
+    let moved = options_in(ChangeBufferMode::On, 25, Some(cb_dir.path()));
+    let db = Database::open(dir.path(), moved.clone()).unwrap();
+    let t = open_table(&db);
+    insert_rows(&db, &t, 8_000..10_000, |_| false);
+    assert!(db.change_buffer_stats().buffered_inserts > 0);
+    db.close().unwrap();
+    let db = Database::open(dir.path(), moved).unwrap();
+    assert_eq!(assert_consistent(&db, &open_table(&db)).len(), 10_000);
+    db.close().unwrap();
 }

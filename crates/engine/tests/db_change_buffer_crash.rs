@@ -24,14 +24,19 @@ const KILL_AFTER_MS: [u64; 5] = [150, 420, 90, 700, 260];
 const PRELOAD_ROWS: u64 = 3_000;
 
 /// Must match `src/bin/cb_crash_writer.rs`.
-fn options() -> DbOptions {
+fn options(cb_dir: Option<&std::path::Path>) -> DbOptions {
     DbOptions {
         page_size: PageSize::new(4096).unwrap(),
         buffer_pool_bytes: 512 << 10,
         redo_bytes: 8 << 20,
         flush_log_at_trx_commit: FlushMode::SyncAtCommit,
         change_buffer: ChangeBufferOptions {
-            mode: ChangeBufferMode::On,
+            mode: if cb_dir.is_some() {
+                ChangeBufferMode::SeparateDevice
+            } else {
+                ChangeBufferMode::On
+            },
+            dir: cb_dir.map(Into::into),
             ..ChangeBufferOptions::default()
         },
         ..DbOptions::default()
@@ -48,13 +53,21 @@ fn secondary_keys(id: u64) -> [[u8; 4]; 2] {
     [h(1), h(2)]
 }
 
-fn run_writer(dir: &std::path::Path, create: bool, first: u64, kill_after: Duration) -> Vec<String> {
+fn run_writer(
+    dir: &std::path::Path,
+    cb_dir: Option<&std::path::Path>,
+    create: bool,
+    first: u64,
+    kill_after: Duration,
+) -> Vec<String> {
+    let mut args = vec![
+        dir.to_str().unwrap().to_string(),
+        if create { "1" } else { "0" }.to_string(),
+        first.to_string(),
+    ];
+    args.extend(cb_dir.map(|d| d.to_str().unwrap().to_string()));
     let mut child = Command::new(env!("CARGO_BIN_EXE_cb_crash_writer"))
-        .args([
-            dir.to_str().unwrap(),
-            if create { "1" } else { "0" },
-            &first.to_string(),
-        ])
+        .args(&args)
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()
@@ -91,12 +104,37 @@ fn run_writer(dir: &std::path::Path, create: bool, first: u64, kill_after: Durat
 #[test]
 fn secondary_indexes_match_their_rows_after_sigkill_with_the_change_buffer_on() {
     let dir = tempfile::tempdir().unwrap();
+    kill_and_check(dir.path(), None);
+}
+
+/// The same with the change buffer in its own file on a RAM disk
+/// (`/dev/shm` where there is one, as `004`'s ramdisk; a SIGKILL keeps
+/// its contents, a power cut would not).
+#[test]
+fn secondary_indexes_match_their_rows_after_sigkill_with_the_change_buffer_on_its_own_device() {
+    let dir = tempfile::tempdir().unwrap();
+    let shm = std::path::Path::new("/dev/shm");
+    let cb_dir = if shm.is_dir() {
+        tempfile::tempdir_in(shm).unwrap()
+    } else {
+        tempfile::tempdir().unwrap()
+    };
+    kill_and_check(dir.path(), Some(cb_dir.path()));
+    let files: Vec<_> = std::fs::read_dir(cb_dir.path()).unwrap().collect();
+    assert_eq!(
+        files.len(),
+        1,
+        "the change buffer's file is in its own directory: {files:?}"
+    );
+}
+
+fn kill_and_check(dir: &std::path::Path, cb_dir: Option<&std::path::Path>) {
     let mut acknowledged: BTreeSet<u64> = (0..PRELOAD_ROWS).collect();
     let mut rolled_back: BTreeSet<u64> = BTreeSet::new();
     let mut recovered_pending = 0u64;
     let mut first = PRELOAD_ROWS;
     for (round, kill_ms) in KILL_AFTER_MS.into_iter().enumerate() {
-        let lines = run_writer(dir.path(), round == 0, first, Duration::from_millis(kill_ms));
+        let lines = run_writer(dir, cb_dir, round == 0, first, Duration::from_millis(kill_ms));
         let ids = |tag: &str| -> BTreeSet<u64> {
             lines
                 .iter()
@@ -107,7 +145,7 @@ fn secondary_indexes_match_their_rows_after_sigkill_with_the_change_buffer_on() 
         acknowledged.extend(ids("C "));
         rolled_back.extend(ids("R "));
 
-        let db = Database::open(dir.path(), options()).unwrap();
+        let db = Database::open(dir, options(cb_dir)).unwrap();
         let at_open = db.change_buffer_stats();
         recovered_pending += at_open.pending_pages;
         let primary = db.index("rows").unwrap();

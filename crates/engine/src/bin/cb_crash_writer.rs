@@ -9,7 +9,8 @@
 //! disk before it commits. On create it first loads 3,000 rows in
 //! transactions of 100, so the secondary indexes have many leaves.
 //!
-//! Usage: `cb_crash_writer <dir> <create: 0|1> <first id>`.
+//! Usage: `cb_crash_writer <dir> <create: 0|1> <first id> [change-buffer dir]`
+//! (with the last, the change buffer is `separate-device` in that directory).
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -22,14 +23,19 @@ use flushwise_engine::redo::FlushMode;
 pub const PRELOAD_ROWS: u64 = 3_000;
 
 /// Options shared with the test.
-fn options() -> DbOptions {
+fn options(cb_dir: Option<&str>) -> DbOptions {
     DbOptions {
         page_size: PageSize::new(4096).expect("valid page size"),
         buffer_pool_bytes: 512 << 10,
         redo_bytes: 8 << 20,
         flush_log_at_trx_commit: FlushMode::SyncAtCommit,
         change_buffer: ChangeBufferOptions {
-            mode: ChangeBufferMode::On,
+            mode: if cb_dir.is_some() {
+                ChangeBufferMode::SeparateDevice
+            } else {
+                ChangeBufferMode::On
+            },
+            dir: cb_dir.map(Into::into),
             ..ChangeBufferOptions::default()
         },
         ..DbOptions::default()
@@ -62,19 +68,21 @@ fn insert_row(
 }
 
 fn run(args: &[String]) -> Result<(), Box<dyn std::error::Error>> {
-    let [dir, create, first] = args else {
-        return Err("usage: cb_crash_writer <dir> <create: 0|1> <first id>".into());
+    let (dir, create, first, cb_dir) = match args {
+        [dir, create, first] => (dir, create, first, None),
+        [dir, create, first, cb_dir] => (dir, create, first, Some(cb_dir.as_str())),
+        _ => return Err("usage: cb_crash_writer <dir> <create: 0|1> <first id> [change-buffer dir]".into()),
     };
     let create = create == "1";
     let first: u64 = first.parse()?;
     let db = if create {
-        let db = Database::create(dir, options())?;
+        let db = Database::create(dir, options(cb_dir))?;
         db.create_index("rows", true)?;
         db.create_index("k1", false)?;
         db.create_index("k2", false)?;
         db
     } else {
-        Database::open(dir, options())?
+        Database::open(dir, options(cb_dir))?
     };
     let primary = db.index("rows")?;
     let secondaries = [db.index("k1")?, db.index("k2")?];

@@ -450,12 +450,15 @@ impl SpaceStore {
         // Per guard: the first of its records (for the trace's redo bytes).
         let mut first_record: Vec<usize> = Vec::with_capacity(guards.len());
         for (i, g) in guards.iter_mut().enumerate() {
+            // Guards of several spaces may share a group (the change
+            // buffer's merge: a data-file leaf and its record in the change
+            // buffer's own file), never of another pool: one redo log.
             assert!(
-                std::ptr::eq(g.store, self),
-                "commit of a guard of another store (page {})",
+                Arc::ptr_eq(&g.store.shell, &self.shell),
+                "commit of a guard of another buffer pool (page {})",
                 g.page_no
             );
-            let id = self.ts.page_id(g.page_no);
+            let id = g.store.ts.page_id(g.page_no);
             let n_before = records.len();
             first_record.push(n_before);
             let Hold::Exclusive(buf) = &mut g.hold else { continue };
@@ -534,7 +537,7 @@ impl SpaceStore {
         for g in &mut guards {
             g.committed = true;
             if g.freed && !g.withheld {
-                self.return_free(g.page_no);
+                g.store.return_free(g.page_no);
             }
         }
         Ok(end)

@@ -51,6 +51,16 @@
 //! `ibuf_merge_in_background` `PCT_IO(5)`) while at most half full, rising
 //! linearly to 200 a second when full.
 //!
+//! **Where it lives.** `on`: in the data file. `separate-device`: in its
+//! own file, space 2 of the same buffer pool and redo log (`004` §3 put
+//! the insert buffer on a ramdisk; point `dir` at `/dev/shm` for that, where
+//! the file is read and written through the page cache since tmpfs has no
+//! O_DIRECT), named after the data directory when it is elsewhere so two
+//! databases never share one. A merge's redo group then spans both
+//! files. The location is fixed while the buffer holds entries; an empty
+//! buffer moves when the mode asks for the other place. `off` takes no new
+//! entries but merges what a previous run buffered.
+//!
 //! **Not buffered:** deletes (InnoDB 5.5+ also buffers delete-marks and
 //! purges; this engine deletes physically, and a buffered delete could
 //! empty a leaf, which a merge may not do), and inserts into unique
@@ -76,7 +86,7 @@ use crate::btree::node::{self, Node};
 use crate::btree::{BTree, BTreeError, Direction};
 use crate::buffer::{ShellGuard, SpaceStore};
 use crate::page::{self, PageType};
-use crate::page_store::{Latch, PageGuard, StoreError};
+use crate::page_store::{Latch, PageGuard, PageStore, StoreError};
 
 use super::store::{Role, SharedStore};
 
@@ -284,25 +294,77 @@ impl ChangeBuffer {
     /// memory).
     pub(crate) fn open(
         store: &SharedStore,
+        own_file: Option<&SharedStore>,
         catalog: &BTree<SharedStore>,
         options: &ChangeBufferOptions,
         pool_bytes: u64,
     ) -> Result<Option<Arc<Self>>, BTreeError> {
-        let cb_store = store.with_role(Role::ChangeBufferTree);
+        // Where the tree is to live: the data space (`on`), its own file
+        // (`separate-device`), or where it is (`off`).
+        let space_store = |space: u32| -> Result<SharedStore, BTreeError> {
+            let s = if space == super::DATA_SPACE_ID {
+                Some(store)
+            } else {
+                own_file.filter(|s| s.0.space_id() == space)
+            };
+            s.map(|s| s.with_role(Role::ChangeBufferTree)).ok_or_else(|| {
+                corrupt(
+                    catalog.root_page_no(),
+                    format!(
+                        "the change buffer lives in its own file (space {space}), which was not found: open with --change-buffer-dir where it is"
+                    ),
+                )
+            })
+        };
+        let wanted = match options.mode {
+            ChangeBufferMode::SeparateDevice => Some(super::CHANGE_BUFFER_SPACE_ID),
+            ChangeBufferMode::On => Some(super::DATA_SPACE_ID),
+            ChangeBufferMode::Off => None,
+        };
+        let create = |space: u32| -> Result<BTree<SharedStore>, BTreeError> {
+            let tree = BTree::create(space_store(space)?)?;
+            let mut value = tree.root_page_no().to_le_bytes().to_vec();
+            value.extend_from_slice(&space.to_le_bytes());
+            catalog.upsert(CATALOG_KEY, &value)?;
+            Ok(tree)
+        };
         let tree = match catalog.get(CATALOG_KEY)? {
             Some(v) => {
-                let root: [u8; 4] = v
-                    .as_slice()
-                    .try_into()
-                    .map_err(|_| corrupt(catalog.root_page_no(), "change-buffer catalog entry is malformed"))?;
-                BTree::open(cb_store, u32::from_le_bytes(root))?
+                let bad = || corrupt(catalog.root_page_no(), "change-buffer catalog entry is malformed");
+                let root = u32::from_le_bytes(v.get(..4).ok_or_else(bad)?.try_into().map_err(|_| bad())?);
+                let space = match v.get(4..8) {
+                    Some(b) => u32::from_le_bytes(b.try_into().map_err(|_| bad())?),
+                    None => super::DATA_SPACE_ID,
+                };
+                let tree = BTree::open(space_store(space)?, root)?;
+                match wanted {
+                    Some(w) if w != space => {
+                        if !tree.is_empty()? {
+                            return Err(corrupt(
+                                root,
+                                format!(
+                                    "the change buffer holds entries in {}; open with --change-buffer {} (or off) until they are merged",
+                                    if space == super::DATA_SPACE_ID { "the data file" } else { "its own file" },
+                                    if space == super::DATA_SPACE_ID { "on" } else { "separate-device" },
+                                ),
+                            ));
+                        }
+                        // Empty: move it. New tree and catalog first; a crash
+                        // before the old root is freed leaks that one page.
+                        let moved = create(w)?;
+                        let old = tree.into_store();
+                        let mut guard = old.latch(root, Latch::Exclusive)?;
+                        old.free(&mut guard)?;
+                        old.commit(vec![guard])?;
+                        moved
+                    }
+                    _ => tree,
+                }
             }
-            None if options.mode == ChangeBufferMode::Off => return Ok(None),
-            None => {
-                let tree = BTree::create(cb_store)?;
-                catalog.insert(CATALOG_KEY, &tree.root_page_no().to_le_bytes())?;
-                tree
-            }
+            None => match wanted {
+                None => return Ok(None),
+                Some(w) => create(w)?,
+            },
         };
         let max_record_len = tree.max_entry_len() - 4;
         let cb = Self {

@@ -133,6 +133,8 @@ pub use undo::UndoEntry;
 
 /// Space id of the data tablespace.
 pub const DATA_SPACE_ID: u32 = 1;
+/// Space id of the change buffer's own file (`separate-device`).
+pub const CHANGE_BUFFER_SPACE_ID: u32 = 2;
 /// Root page of the catalog tree: the first page allocated in a new space.
 pub const CATALOG_ROOT_PAGE: u32 = 0;
 /// Retries of [`Database::run`] by default.
@@ -240,6 +242,10 @@ pub struct DbPaths {
     pub data: PathBuf,
     pub doublewrite: PathBuf,
     pub redo: PathBuf,
+    /// The change buffer's own file (`separate-device`; space
+    /// [`CHANGE_BUFFER_SPACE_ID`]); used only if it exists or that mode
+    /// asks for it.
+    pub change_buffer: PathBuf,
 }
 
 impl DbPaths {
@@ -250,7 +256,22 @@ impl DbPaths {
             data: data_dir.join("flushwise.data"),
             doublewrite: data_dir.join("flushwise.dblwr"),
             redo: redo_dir.join("flushwise.redo"),
+            change_buffer: change_buffer_path(data_dir, options.change_buffer.dir.as_deref()),
         }
+    }
+}
+
+/// The change buffer's own file: `flushwise.ibuf` beside the data file,
+/// or in `dir` named after the data directory (`flushwise-<hash>.ibuf`),
+/// so databases sharing one RAM disk never share a file.
+fn change_buffer_path(data_dir: &Path, dir: Option<&Path>) -> PathBuf {
+    match dir {
+        Some(d) if d != data_dir => {
+            let data = std::path::absolute(data_dir).unwrap_or_else(|_| data_dir.to_path_buf());
+            let hash = crc32c::crc32c(data.as_os_str().as_encoded_bytes());
+            d.join(format!("flushwise-{hash:08x}.ibuf"))
+        }
+        _ => data_dir.join("flushwise.ibuf"),
     }
 }
 

@@ -57,7 +57,8 @@ use super::store::SharedStore;
 use super::txn::restore;
 use super::undo::UndoEntry;
 use super::{
-    corrupt_page, Database, DbError, DbOptions, DbPaths, IndexId, Result, TxnTable, CATALOG_ROOT_PAGE, DATA_SPACE_ID,
+    corrupt_page, Database, DbError, DbOptions, DbPaths, IndexId, Result, TxnTable, CATALOG_ROOT_PAGE,
+    CHANGE_BUFFER_SPACE_ID, DATA_SPACE_ID,
 };
 use crate::btree::BTree;
 use crate::buffer::{ApplyOutcome, BufferPoolShell, CheckpointFloor};
@@ -330,13 +331,6 @@ pub(crate) fn open_database(dir: &Path, mut options: DbOptions, create: bool) ->
             report.measured_redo_apply_mib_per_s = Some(value);
         }
     }
-    if options.change_buffer.mode == ChangeBufferMode::SeparateDevice {
-        return Err(DbError::Options {
-            reason:
-                "--change-buffer separate-device: a change buffer in a file of its own is not built yet (use on or off)"
-                    .into(),
-        });
-    }
     if !(1..=super::change_buffer::MAX_MAX_PCT).contains(&options.change_buffer.max_pct) {
         return Err(DbError::Options {
             reason: format!(
@@ -444,12 +438,61 @@ pub(crate) fn open_database(dir: &Path, mut options: DbOptions, create: bool) ->
     if let Some(scan) = &scan {
         check_file_covers_redo(&ts, scan)?;
     }
+    // The change buffer's own file, if it has one or is to get one. Its
+    // "device" is wherever the file is (another disk, or `/dev/shm` for
+    // 004's ramdisk), never the emulated data device; on tmpfs, which has
+    // no O_DIRECT, it is read and written through the page cache.
+    let cb_file_exists = exists(&paths.change_buffer);
+    let cb_ts = if options.change_buffer.mode == ChangeBufferMode::SeparateDevice || cb_file_exists {
+        if let Some(dir) = paths.change_buffer.parent() {
+            if storage.is_none() && !dir.is_dir() {
+                return Err(files_err(dir, "the change buffer's directory does not exist"));
+            }
+        }
+        let backend = match &storage {
+            Some(opener) => opener.open(&paths.change_buffer, !cb_file_exists)?,
+            None => {
+                let io = if crate::storage::is_tmpfs(&paths.change_buffer) {
+                    IoMode::Buffered
+                } else {
+                    options.io
+                };
+                open_file(&paths.change_buffer, io, !cb_file_exists)?
+            }
+        };
+        Some(Arc::new(Tablespace::open(
+            CHANGE_BUFFER_SPACE_ID,
+            &paths.change_buffer,
+            backend,
+            options.page_size,
+        )?))
+    } else {
+        None
+    };
+    if cb_ts.is_none() {
+        if let Some(scan) = &scan {
+            if let Some((lsn, _)) = scan
+                .records
+                .iter()
+                .find(|(_, r)| r.page.space == CHANGE_BUFFER_SPACE_ID)
+            {
+                return Err(files_err(
+                    &paths.change_buffer,
+                    format!(
+                        "the redo log changes the change buffer's own file (at lsn {lsn}) and it is not here: give --change-buffer-dir where it is"
+                    ),
+                ));
+            }
+        }
+    }
     let dw = if options.doublewrite {
         let backend = open_data_file(&paths.doublewrite, true, 0)?;
         let dw = Doublewrite::open(&paths.doublewrite, backend, options.page_size, DOUBLEWRITE_SLOTS)?;
         if !create {
             let checkpoint_lsn = scan.as_ref().map_or(Lsn::ZERO, |s| s.report.checkpoint_lsn);
-            let dw_report = dw.recover(&[&ts], checkpoint_lsn)?;
+            let mut spaces: Vec<&Tablespace> = vec![&ts];
+            spaces.extend(cb_ts.as_deref());
+            let dw_report = dw.recover(&spaces, checkpoint_lsn)?;
             report.pages_repaired_from_doublewrite = dw_report.pages_repaired() as u64;
         }
         Some(Arc::new(dw))
@@ -491,8 +534,9 @@ pub(crate) fn open_database(dir: &Path, mut options: DbOptions, create: bool) ->
         let redo = Arc::clone(&redo);
         Arc::new(move || txns.floor(&redo))
     };
-    let shell =
-        BufferPoolShell::open_with_floor(shell_config, Arc::clone(&redo), dw, vec![Arc::clone(&ts)], Some(floor))?;
+    let mut spaces = vec![Arc::clone(&ts)];
+    spaces.extend(cb_ts.iter().cloned());
+    let shell = BufferPoolShell::open_with_floor(shell_config, Arc::clone(&redo), dw, spaces, Some(floor))?;
     let mut losers: BTreeMap<TxnId, Vec<UndoEntry>> = BTreeMap::new();
     // Start LSN of each transaction's first record (its TxnBegin opens a
     // group, so this is a group boundary).
@@ -539,6 +583,14 @@ pub(crate) fn open_database(dir: &Path, mut options: DbOptions, create: bool) ->
     // holding exclusive latches on the path.
     store.0.free_pages()?;
     report.phases.free_page_scan = lap();
+    let cb_store = match &cb_ts {
+        Some(_) => {
+            let store = SharedStore::new(Arc::new(shell.store(CHANGE_BUFFER_SPACE_ID)?));
+            store.0.free_pages()?;
+            Some(store)
+        }
+        None => None,
+    };
     let pending_loads = bulk::pending_loads(&store.0)?;
     if let Some((_, err)) = corrupt_pages
         .into_iter()
@@ -590,6 +642,7 @@ pub(crate) fn open_database(dir: &Path, mut options: DbOptions, create: bool) ->
     // undo below may read leaves with buffered entries).
     if let Some(cb) = ChangeBuffer::open(
         &db.store,
+        cb_store.as_ref(),
         &db.catalog,
         &db.options.change_buffer,
         db.options.buffer_pool_bytes,

@@ -244,6 +244,21 @@ pub fn open_emulated(
     Ok(Arc::new(Checked::new(emulated, path)))
 }
 
+/// True if `path` (or, for a file not yet created, its directory) is on a
+/// tmpfs (RAM-backed, no O_DIRECT): the change buffer's `separate-device`
+/// file on `/dev/shm`, as `004` put its insert buffer on a ramdisk.
+pub fn is_tmpfs(path: &Path) -> bool {
+    let probe = if path.exists() { Some(path) } else { path.parent() };
+    probe
+        .and_then(|p| rustix::fs::statfs(p).ok())
+        // `f_type`'s integer type differs between targets.
+        .is_some_and(|st| {
+            #[allow(clippy::unnecessary_cast)]
+            let is = st.f_type as i64 == libc::TMPFS_MAGIC as i64;
+            is
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
