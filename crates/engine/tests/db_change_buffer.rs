@@ -228,3 +228,42 @@ fn the_change_buffer_on_its_own_device_has_its_own_file_and_io_counts() {
     assert_eq!(assert_consistent(&db, &open_table(&db)).len(), 10_000);
     db.close().unwrap();
 }
+
+/// What the change buffer knows of the leaves' free space comes from the
+/// bulk loader and survives a clean close, so a reopened database buffers
+/// from its first insert; the file is consumed by the open.
+#[test]
+fn leaf_free_space_from_a_bulk_load_survives_a_clean_close() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::create(dir.path(), options(ChangeBufferMode::Off, 25)).unwrap();
+    let t = create_table(&db);
+    let rows = 0..20_000u64;
+    db.load_sorted(
+        t.primary,
+        rows.clone().map(|id| (id.to_be_bytes().to_vec(), vec![7u8; 100])),
+    )
+    .unwrap();
+    for (n, index) in t.secondaries.iter().enumerate() {
+        let mut entries: Vec<Vec<u8>> = rows
+            .clone()
+            .map(|id| flushwise_engine::btree::secondary::composite_key(&secondary_keys(id)[n], &id.to_be_bytes()))
+            .collect();
+        entries.sort();
+        db.load_sorted(*index, entries.into_iter().map(|k| (k, Vec::new())))
+            .unwrap();
+    }
+    db.close().unwrap();
+    let saved = dir.path().join(flushwise_engine::db::leaf_space::FILE_NAME);
+    assert!(saved.exists());
+
+    let db = Database::open(dir.path(), options(ChangeBufferMode::On, 25)).unwrap();
+    assert!(!saved.exists(), "an open consumes the file");
+    let loaded = db.recovery_report().leaf_space_pages_loaded;
+    assert!(loaded > 100, "the loaded secondary leaves are known: {loaded}");
+    let t = open_table(&db);
+    insert_rows(&db, &t, 20_000..20_200, |_| false);
+    let s = db.change_buffer_stats();
+    assert!(s.buffered_inserts > 100, "buffered from the first inserts: {s:?}");
+    assert_eq!(assert_consistent(&db, &t).len(), 20_200);
+    db.close().unwrap();
+}

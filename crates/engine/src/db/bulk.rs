@@ -441,6 +441,9 @@ struct Builder<'a> {
     prev_leaf: u32,
     /// `(first key, page)` of every finished leaf.
     children: Vec<(Vec<u8>, u32)>,
+    /// `(page, free bytes)` of every leaf written (the change buffer's
+    /// knowledge of a non-unique index's leaves, told once the load is in).
+    leaf_free: Vec<(u32, u32)>,
     prev_key: Option<Vec<u8>>,
     report: LoadReport,
 }
@@ -459,6 +462,7 @@ impl<'a> Builder<'a> {
             leaf_page: None,
             prev_leaf: NO_PAGE,
             children: Vec::new(),
+            leaf_free: Vec::new(),
             prev_key: None,
             report: LoadReport::default(),
         }
@@ -523,6 +527,8 @@ impl<'a> Builder<'a> {
         node.set_next(next);
         self.children.push((node.key(0).to_vec(), page_no));
         self.sink.write(page_no, PageType::BTreeLeaf, &self.leaf)?;
+        self.leaf_free
+            .push((page_no, Node::new(&self.leaf[..]).free_total() as u32));
         self.report.leaf_pages += 1;
         self.prev_leaf = page_no;
         self.leaf_page = Some(next);
@@ -544,6 +550,8 @@ impl<'a> Builder<'a> {
         node.set_next(NO_PAGE);
         self.children.push((node.key(0).to_vec(), last));
         self.sink.write(last, PageType::BTreeLeaf, &self.leaf)?;
+        self.leaf_free
+            .push((last, Node::new(&self.leaf[..]).free_total() as u32));
         self.report.leaf_pages += 1;
         let mut children = std::mem::take(&mut self.children);
         let mut level: u8 = 1;
@@ -671,6 +679,11 @@ pub(crate) fn load(
         db.redo.wait_durable(lsn)?;
     }
     store.release_unused(builder.sink.next..builder.sink.end);
+    if !index.unique {
+        for &(page_no, free) in &builder.leaf_free {
+            db.secondary_hook.leaves.note_free(page_no, Some(free));
+        }
+    }
     let mut report = builder.report;
     report.pages = report.leaf_pages + report.internal_pages;
     // Every page but the root went through the sink.

@@ -16,12 +16,11 @@
 //! **Never overflow a leaf.** A merge must not split: the leaf is filled
 //! under its own latch, with no latch on its parent. So an insert is
 //! buffered only if the leaf's free space is *known* and covers every
-//! entry buffered for it. Known = seen: every latch of a leaf through a
-//! secondary index's store and every commit of one records its free bytes
-//! in memory (`pages`). A leaf not seen since open is unknown and its
-//! inserts go to the leaf (InnoDB keeps the same knowledge on disk, in its
-//! bitmap pages; here it is rebuilt as leaves are read, so after an open
-//! buffering warms up as the workload touches its leaves).
+//! entry buffered for it ([`super::leaf_space`]: learned from every latch
+//! and commit of a leaf through a secondary index's store and from the
+//! bulk loader, kept across a clean close, unknown after a crash until the
+//! leaf is read again; InnoDB keeps the same knowledge in its bitmap
+//! pages). A leaf whose free space is unknown gets its inserts directly.
 //!
 //! **Invariants.**
 //! 1. A claim (buffered bytes for a leaf) exists only while the leaf's
@@ -75,12 +74,12 @@ use std::fmt;
 use std::ops::Bound;
 use std::path::PathBuf;
 use std::str::FromStr;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use parking_lot::{Condvar, Mutex, RwLock};
+use parking_lot::{Condvar, Mutex};
 
 use crate::btree::node::{self, Node};
 use crate::btree::{BTree, BTreeError, Direction};
@@ -88,6 +87,7 @@ use crate::buffer::{ShellGuard, SpaceStore};
 use crate::page::{self, PageType};
 use crate::page_store::{Latch, PageGuard, PageStore, StoreError};
 
+use super::leaf_space::LeafSpace;
 use super::store::{Role, SharedStore};
 
 /// Where secondary-index inserts go when their leaf is not in the pool.
@@ -194,10 +194,6 @@ pub(crate) const MERGE_ROUNDS_MAX: u32 = 64;
 pub(crate) const CATALOG_KEY: &[u8] = b"change_buffer";
 /// Mutexes the leaves are spread over (by page number).
 const SHARDS: usize = 64;
-/// `pages` entry: the leaf has buffered entries (or one is being decided).
-const PENDING: u32 = 1 << 31;
-/// `pages` entry: free bytes + 1 in the low bits, 0 = unknown.
-const FREE_MASK: u32 = PENDING - 1;
 /// Record header: the index id.
 const RECORD_HEADER_LEN: usize = 4;
 /// Entry header: key and value lengths.
@@ -234,9 +230,9 @@ pub(crate) struct ChangeBuffer {
     data: Arc<SpaceStore>,
     max_bytes: u64,
     max_record_len: usize,
-    /// Per data page: [`PENDING`] | free bytes + 1.
-    pages: RwLock<Vec<AtomicU32>>,
-    pending_pages: AtomicU64,
+    /// Per data page: pending bit and known free space (shared with the
+    /// secondary indexes' stores).
+    leaves: Arc<LeafSpace>,
     shards: Box<[Mutex<HashMap<u32, Claim>>]>,
     total_bytes: AtomicU64,
     counters: Counters,
@@ -295,6 +291,7 @@ impl ChangeBuffer {
     pub(crate) fn open(
         store: &SharedStore,
         own_file: Option<&SharedStore>,
+        leaves: &Arc<LeafSpace>,
         catalog: &BTree<SharedStore>,
         options: &ChangeBufferOptions,
         pool_bytes: u64,
@@ -373,8 +370,7 @@ impl ChangeBuffer {
             max_record_len,
             tree,
             data: Arc::clone(&store.0),
-            pages: RwLock::new(Vec::new()),
-            pending_pages: AtomicU64::new(0),
+            leaves: Arc::clone(leaves),
             shards: (0..SHARDS).map(|_| Mutex::new(HashMap::new())).collect(),
             total_bytes: AtomicU64::new(0),
             counters: Counters::default(),
@@ -435,50 +431,16 @@ impl ChangeBuffer {
         &self.shards[page_no as usize % SHARDS]
     }
 
-    /// Runs `f` on the page's entry, growing the table if needed.
-    fn with_entry<T>(&self, page_no: u32, f: impl FnOnce(&AtomicU32) -> T) -> T {
-        {
-            let pages = self.pages.read();
-            if let Some(e) = pages.get(page_no as usize) {
-                return f(e);
-            }
-        }
-        let mut pages = self.pages.write();
-        let want = (page_no as usize + 1).max(pages.len() * 2);
-        pages.resize_with(want, || AtomicU32::new(0));
-        f(&pages[page_no as usize])
-    }
-
     fn set_pending(&self, page_no: u32) {
-        let before = self.with_entry(page_no, |e| e.fetch_or(PENDING, Ordering::SeqCst));
-        if before & PENDING == 0 {
-            self.pending_pages.fetch_add(1, Ordering::SeqCst);
-        }
+        self.leaves.set_pending(page_no);
     }
 
     fn clear_pending(&self, page_no: u32) {
-        let before = self.with_entry(page_no, |e| e.fetch_and(FREE_MASK, Ordering::SeqCst));
-        if before & PENDING != 0 {
-            self.pending_pages.fetch_sub(1, Ordering::SeqCst);
-        }
-    }
-
-    /// True if the page has buffered entries (or a thread is deciding to
-    /// buffer one): whoever latches it must merge first.
-    pub(crate) fn is_pending(&self, page_no: u32) -> bool {
-        if self.pending_pages.load(Ordering::SeqCst) == 0 {
-            return false;
-        }
-        let pages = self.pages.read();
-        pages
-            .get(page_no as usize)
-            .is_some_and(|e| e.load(Ordering::SeqCst) & PENDING != 0)
+        self.leaves.clear_pending(page_no);
     }
 
     fn known_free(&self, page_no: u32) -> Option<u32> {
-        let pages = self.pages.read();
-        let raw = pages.get(page_no as usize)?.load(Ordering::SeqCst) & FREE_MASK;
-        raw.checked_sub(1)
+        self.leaves.known_free(page_no)
     }
 
     /// The free bytes of a B+tree leaf page (`None` for any other page).
@@ -493,23 +455,8 @@ impl ChangeBuffer {
         Some(node.free_total() as u32)
     }
 
-    /// Records what a latched page's free space is now.
-    pub(crate) fn note_leaf(&self, guard: &ShellGuard<'_>) {
-        if self.mode == ChangeBufferMode::Off {
-            return;
-        }
-        self.note_free(guard.page_no(), Self::leaf_free_bytes(guard));
-    }
-
-    /// Records a page's free bytes (`None`: not a leaf, forget it).
-    pub(crate) fn note_free(&self, page_no: u32, free: Option<u32>) {
-        if self.mode == ChangeBufferMode::Off {
-            return;
-        }
-        let value = free.map_or(0, |f| (f + 1).min(FREE_MASK));
-        self.with_entry(page_no, |e| {
-            let _ = e.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |old| Some((old & PENDING) | value));
-        });
+    fn note_free(&self, page_no: u32, free: Option<u32>) {
+        self.leaves.note_free(page_no, free);
     }
 
     /// Buffers `key -> value` for `tree` (the non-unique index `index_id`)

@@ -95,6 +95,7 @@
 pub mod bulk;
 pub mod change_buffer;
 pub mod dir_lock;
+pub mod leaf_space;
 pub mod lock;
 pub mod recovery;
 pub mod recovery_profile;
@@ -495,8 +496,9 @@ pub struct Database {
     pub(crate) catalog: BTree<SharedStore>,
     /// The change buffer, if the database has one ([`change_buffer`]).
     pub(crate) change_buffer: Option<Arc<change_buffer::ChangeBuffer>>,
-    /// What the secondary indexes' stores merge through (set at open).
-    pub(crate) merge_hook: Arc<store::MergeHook>,
+    /// What the secondary indexes' stores share: leaf free space, and the
+    /// change buffer they merge through (set at open).
+    pub(crate) secondary_hook: Arc<store::SecondaryHook>,
     pub(crate) indexes: RwLock<HashMap<u32, Arc<Index>>>,
     pub(crate) names: RwLock<HashMap<String, IndexId>>,
     pub(crate) locks: LockTable,
@@ -558,6 +560,19 @@ impl Database {
             merger.stop();
         }
         self.shell.shutdown()?;
+        // Derived data, kept only to spare the next open relearning it: a
+        // failure to write it costs nothing but that.
+        if self.options.storage.is_none() {
+            let path = leaf_space::LeafSpace::path_in(self.paths.data.parent().unwrap_or(Path::new(".")));
+            if self
+                .secondary_hook
+                .leaves
+                .save(&path, self.redo.checkpoint_lsn())
+                .is_err()
+            {
+                let _ = std::fs::remove_file(&path);
+            }
+        }
         let Database {
             redo,
             shell,
@@ -820,7 +835,7 @@ impl Database {
             self.store.clone()
         } else {
             self.store
-                .with_role(store::Role::Secondary(Arc::clone(&self.merge_hook)))
+                .with_role(store::Role::Secondary(Arc::clone(&self.secondary_hook)))
         }
     }
 

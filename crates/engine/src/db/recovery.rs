@@ -51,6 +51,7 @@ use parking_lot::{Mutex, RwLock};
 
 use super::bulk;
 use super::change_buffer::{ChangeBuffer, ChangeBufferMode, Merger};
+use super::leaf_space::LeafSpace;
 use super::lock::{LockTable, TxnId};
 use super::recovery_profile::RecoveryProfile;
 use super::store::SharedStore;
@@ -133,6 +134,9 @@ pub struct RecoveryReport {
     pub measured_redo_apply_mib_per_s: Option<f64>,
     /// The recovery profile could not be read or written (the open went on).
     pub profile_error: Option<String>,
+    /// Leaves whose free space a clean close kept (the change buffer can
+    /// buffer for them at once; [`super::leaf_space`]).
+    pub leaf_space_pages_loaded: u64,
 }
 
 impl fmt::Display for RecoveryReport {
@@ -620,7 +624,7 @@ pub(crate) fn open_database(dir: &Path, mut options: DbOptions, create: bool) ->
     let mut db = Database {
         merger: Mutex::new(None),
         change_buffer: None,
-        merge_hook: Arc::new(Default::default()),
+        secondary_hook: Arc::new(Default::default()),
         locks: LockTable::new(options.lock_wait_timeout),
         options,
         paths,
@@ -640,16 +644,28 @@ pub(crate) fn open_database(dir: &Path, mut options: DbOptions, create: bool) ->
     db.load_catalog()?;
     // The change buffer before any secondary index is touched (the losers'
     // undo below may read leaves with buffered entries).
+    // Leaf free space kept by a clean close (the file is deleted either way).
+    if db.options.storage.is_none() {
+        let path = LeafSpace::path_in(db.paths.data.parent().unwrap_or(Path::new(".")));
+        let checkpoint = scan.as_ref().map_or(Lsn::ZERO, |s| s.report.checkpoint_lsn);
+        let clean = scan.as_ref().is_some_and(|s| s.records.is_empty());
+        report.leaf_space_pages_loaded = db
+            .secondary_hook
+            .leaves
+            .take_saved(&path, checkpoint, clean)
+            .map_err(|e| files_err(&path, format!("cannot read or remove the saved leaf free space: {e}")))?;
+    }
     if let Some(cb) = ChangeBuffer::open(
         &db.store,
         cb_store.as_ref(),
+        &db.secondary_hook.leaves,
         &db.catalog,
         &db.options.change_buffer,
         db.options.buffer_pool_bytes,
     )
     .map_err(|e| DbError::index("change buffer", e))?
     {
-        let _ = db.merge_hook.set(Arc::clone(&cb));
+        let _ = db.secondary_hook.change_buffer.set(Arc::clone(&cb));
         db.change_buffer = Some(cb);
         db.redo.wait_durable(db.redo.current_lsn())?;
     }

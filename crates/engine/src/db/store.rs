@@ -21,16 +21,21 @@ use crate::page_store::{Latch, PageGuard, PageStore, StoreError};
 use flushwise_core::Lsn;
 
 use super::change_buffer::ChangeBuffer;
+use super::leaf_space::LeafSpace;
 
-/// Where the secondary indexes' stores find the change buffer once it is
-/// open.
-pub(crate) type MergeHook = OnceLock<Arc<ChangeBuffer>>;
+/// What the secondary indexes' stores share: the leaves' free space
+/// (always kept) and the change buffer once it is open.
+#[derive(Default)]
+pub(crate) struct SecondaryHook {
+    pub leaves: Arc<LeafSpace>,
+    pub change_buffer: OnceLock<Arc<ChangeBuffer>>,
+}
 
 #[derive(Clone)]
 pub(crate) enum Role {
     Plain,
     ChangeBufferTree,
-    Secondary(Arc<MergeHook>),
+    Secondary(Arc<SecondaryHook>),
 }
 
 /// A cloneable handle on the data space's store.
@@ -46,9 +51,9 @@ impl SharedStore {
         Self(Arc::clone(&self.0), role)
     }
 
-    fn change_buffer(&self) -> Option<&Arc<ChangeBuffer>> {
+    fn hook(&self) -> Option<&SecondaryHook> {
         match &self.1 {
-            Role::Secondary(hook) => hook.get(),
+            Role::Secondary(hook) => Some(hook),
             _ => None,
         }
     }
@@ -62,7 +67,7 @@ impl PageStore for SharedStore {
     }
 
     fn latch(&self, page_no: u32, latch: Latch) -> Result<ShellGuard<'_>, StoreError> {
-        let Some(cb) = self.change_buffer() else {
+        let Some(hook) = self.hook() else {
             return self.0.latch(page_no, latch);
         };
         // A merge takes the page's change-buffer shard, then the page: never
@@ -70,10 +75,13 @@ impl PageStore for SharedStore {
         // thread waiting for it).
         for _ in 0..super::change_buffer::MERGE_ROUNDS_MAX {
             let guard = self.0.latch(page_no, latch)?;
-            if !cb.is_pending(page_no) {
-                cb.note_leaf(&guard);
-                return Ok(guard);
-            }
+            let cb = match hook.change_buffer.get() {
+                Some(cb) if hook.leaves.is_pending(page_no) => cb,
+                _ => {
+                    hook.leaves.note_free(page_no, ChangeBuffer::leaf_free_bytes(&guard));
+                    return Ok(guard);
+                }
+            };
             drop(guard);
             cb.merge(&self.0, page_no, false)?;
         }
@@ -94,7 +102,7 @@ impl PageStore for SharedStore {
     }
 
     fn commit(&self, guards: Vec<ShellGuard<'_>>) -> Result<Lsn, StoreError> {
-        let Some(cb) = self.change_buffer() else {
+        let Some(hook) = self.hook() else {
             return self.0.commit(guards);
         };
         // Free space after the change; told only once it is committed (a
@@ -106,7 +114,7 @@ impl PageStore for SharedStore {
             .collect();
         let lsn = self.0.commit(guards)?;
         for (page_no, free) in leaves {
-            cb.note_free(page_no, free);
+            hook.leaves.note_free(page_no, free);
         }
         Ok(lsn)
     }

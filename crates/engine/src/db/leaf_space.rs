@@ -1,0 +1,220 @@
+//! Free space of the non-unique indexes' leaves, as last seen: what the
+//! change buffer needs to know to buffer an insert without reading its
+//! leaf (InnoDB keeps it on disk in its insert-buffer bitmap pages,
+//! `ibuf0ibuf.c` `IBUF_BITMAP_FREE`).
+//!
+//! One word per data page: bit 31 = the change buffer has entries for the
+//! page (or a thread is deciding to buffer one), bits 0..31 = free bytes +
+//! 1 (0 = unknown). Learned from every latch and every commit of a leaf
+//! through a secondary index's store, and from the bulk loader's leaves.
+//!
+//! **Invariant:** a known value is never more than the leaf's free space
+//! (it is written after the change it describes, under the page's latch,
+//! or from a committed image); anything uncertain is unknown.
+//!
+//! **Kept across a clean close.** [`LeafSpace::save`] writes the known
+//! values (not the pending bits: the change buffer's tree has those) with
+//! the checkpoint LSN of the close; [`LeafSpace::take_saved`] at the next
+//! open reads and deletes the file, and the values are used only if the
+//! log holds nothing after that checkpoint (a clean close): after a crash
+//! the redo may have changed any leaf, so everything starts unknown.
+
+use std::fs::File;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+
+use flushwise_core::Lsn;
+use parking_lot::RwLock;
+
+/// A page's word: the change buffer has entries for it.
+pub(crate) const PENDING: u32 = 1 << 31;
+/// A page's word: free bytes + 1 in the low bits, 0 = unknown.
+pub(crate) const FREE_MASK: u32 = PENDING - 1;
+/// File name, in the data directory.
+pub const FILE_NAME: &str = "flushwise.leafspace";
+const MAGIC: &[u8; 8] = b"FWLEAF01";
+
+/// See the module doc.
+#[derive(Default)]
+pub(crate) struct LeafSpace {
+    pages: RwLock<Vec<AtomicU32>>,
+    pending_pages: AtomicU64,
+}
+
+impl LeafSpace {
+    /// Runs `f` on the page's word, growing the table if needed.
+    fn with_entry<T>(&self, page_no: u32, f: impl FnOnce(&AtomicU32) -> T) -> T {
+        {
+            let pages = self.pages.read();
+            if let Some(e) = pages.get(page_no as usize) {
+                return f(e);
+            }
+        }
+        let mut pages = self.pages.write();
+        let want = (page_no as usize + 1).max(pages.len() * 2);
+        if pages.len() < want {
+            pages.resize_with(want, || AtomicU32::new(0));
+        }
+        f(&pages[page_no as usize])
+    }
+
+    pub(crate) fn set_pending(&self, page_no: u32) {
+        let before = self.with_entry(page_no, |e| e.fetch_or(PENDING, Ordering::SeqCst));
+        if before & PENDING == 0 {
+            self.pending_pages.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    pub(crate) fn clear_pending(&self, page_no: u32) {
+        let before = self.with_entry(page_no, |e| e.fetch_and(FREE_MASK, Ordering::SeqCst));
+        if before & PENDING != 0 {
+            self.pending_pages.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+
+    /// True if the page has buffered entries (or a thread is deciding to
+    /// buffer one): whoever latches it must merge first.
+    pub(crate) fn is_pending(&self, page_no: u32) -> bool {
+        if self.pending_pages.load(Ordering::SeqCst) == 0 {
+            return false;
+        }
+        let pages = self.pages.read();
+        pages
+            .get(page_no as usize)
+            .is_some_and(|e| e.load(Ordering::SeqCst) & PENDING != 0)
+    }
+
+    pub(crate) fn known_free(&self, page_no: u32) -> Option<u32> {
+        let pages = self.pages.read();
+        let raw = pages.get(page_no as usize)?.load(Ordering::SeqCst) & FREE_MASK;
+        raw.checked_sub(1)
+    }
+
+    /// Records a page's free bytes (`None`: not a leaf, forget it).
+    pub(crate) fn note_free(&self, page_no: u32, free: Option<u32>) {
+        let value = free.map_or(0, |f| (f + 1).min(FREE_MASK));
+        self.with_entry(page_no, |e| {
+            let _ = e.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |old| Some((old & PENDING) | value));
+        });
+    }
+
+    /// Pages with a known value.
+    pub(crate) fn known_pages(&self) -> u64 {
+        self.pages
+            .read()
+            .iter()
+            .filter(|e| e.load(Ordering::Relaxed) & FREE_MASK != 0)
+            .count() as u64
+    }
+
+    pub(crate) fn path_in(data_dir: &Path) -> PathBuf {
+        data_dir.join(FILE_NAME)
+    }
+
+    /// Writes the known values with the checkpoint LSN of a clean close
+    /// (beside, then renamed over, then the directory synced).
+    pub(crate) fn save(&self, path: &Path, checkpoint: Lsn) -> std::io::Result<()> {
+        let mut out = Vec::with_capacity(16 + self.known_pages() as usize * 8);
+        out.extend_from_slice(MAGIC);
+        out.extend_from_slice(&checkpoint.0.to_le_bytes());
+        for (page_no, e) in self.pages.read().iter().enumerate() {
+            let raw = e.load(Ordering::SeqCst) & FREE_MASK;
+            if raw != 0 {
+                out.extend_from_slice(&(page_no as u32).to_le_bytes());
+                out.extend_from_slice(&raw.to_le_bytes());
+            }
+        }
+        let crc = crc32c::crc32c(&out);
+        out.extend_from_slice(&crc.to_le_bytes());
+        let tmp = path.with_extension("tmp");
+        {
+            let mut f = File::create(&tmp)?;
+            f.write_all(&out)?;
+            f.sync_all()?;
+        }
+        std::fs::rename(&tmp, path)?;
+        if let Some(dir) = path.parent() {
+            File::open(dir)?.sync_all()?;
+        }
+        Ok(())
+    }
+
+    /// Reads and deletes a saved file; loads it if it was written at
+    /// `checkpoint` and `clean` (the log holds nothing after it). Returns
+    /// the pages loaded; a missing file loads nothing, a damaged one is
+    /// deleted and ignored (it is derived data).
+    pub(crate) fn take_saved(&self, path: &Path, checkpoint: Lsn, clean: bool) -> std::io::Result<u64> {
+        let mut bytes = Vec::new();
+        match File::open(path) {
+            Ok(mut f) => {
+                f.read_to_end(&mut bytes)?;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
+            Err(e) => return Err(e),
+        }
+        // Gone before anything can change a leaf: a later crash must not
+        // find values older than the redo it replays.
+        std::fs::remove_file(path)?;
+        if let Some(dir) = path.parent() {
+            File::open(dir)?.sync_all()?;
+        }
+        let valid = bytes.len() >= 20 && (bytes.len() - 20) % 8 == 0 && &bytes[..8] == MAGIC && {
+            let (body, crc) = bytes.split_at(bytes.len() - 4);
+            crc32c::crc32c(body).to_le_bytes() == crc
+        };
+        if !valid || !clean {
+            return Ok(0);
+        }
+        let saved_lsn = u64::from_le_bytes(bytes[8..16].try_into().unwrap_or_default());
+        if saved_lsn != checkpoint.0 {
+            return Ok(0);
+        }
+        let mut loaded = 0;
+        for pair in bytes[16..bytes.len() - 4].chunks_exact(8) {
+            let page_no = u32::from_le_bytes([pair[0], pair[1], pair[2], pair[3]]);
+            let raw = u32::from_le_bytes([pair[4], pair[5], pair[6], pair[7]]) & FREE_MASK;
+            self.with_entry(page_no, |e| e.store(raw, Ordering::SeqCst));
+            loaded += 1;
+        }
+        Ok(loaded)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_survive_a_save_at_the_same_checkpoint_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = LeafSpace::path_in(dir.path());
+        let a = LeafSpace::default();
+        a.note_free(3, Some(100));
+        a.note_free(70_000, Some(0));
+        a.set_pending(3);
+        a.save(&path, Lsn(4096)).unwrap();
+        let b = LeafSpace::default();
+        assert_eq!(b.take_saved(&path, Lsn(4096), true).unwrap(), 2);
+        assert_eq!(
+            (b.known_free(3), b.known_free(70_000), b.known_free(4)),
+            (Some(100), Some(0), None)
+        );
+        assert!(!b.is_pending(3), "pending bits come from the change buffer's tree");
+        assert!(!path.exists(), "the file is deleted when read");
+        // Another checkpoint, or redo to apply: nothing is loaded.
+        a.save(&path, Lsn(4096)).unwrap();
+        let c = LeafSpace::default();
+        assert_eq!(c.take_saved(&path, Lsn(8192), true).unwrap(), 0);
+        a.save(&path, Lsn(4096)).unwrap();
+        assert_eq!(c.take_saved(&path, Lsn(4096), false).unwrap(), 0);
+        assert_eq!(c.known_free(3), None);
+        // A damaged file is ignored and removed.
+        a.save(&path, Lsn(4096)).unwrap();
+        let mut bytes = std::fs::read(&path).unwrap();
+        bytes[17] ^= 1;
+        std::fs::write(&path, &bytes).unwrap();
+        assert_eq!(c.take_saved(&path, Lsn(4096), true).unwrap(), 0);
+        assert!(!path.exists());
+    }
+}
