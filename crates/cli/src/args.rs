@@ -259,6 +259,9 @@ pub enum WorkloadKind {
     Tpcc,
     /// The TPC-H throughput test's page-reference model (`--sf`).
     Tpch,
+    /// Paper 004's insert load's page-reference model (`--rows`,
+    /// `--secondary-indexes`, `--change-buffer`).
+    Insert,
     Trace,
 }
 
@@ -287,6 +290,18 @@ pub struct SimArgs {
     /// connection 0 runs RF1/RF2).
     #[arg(long)]
     pub no_refresh: bool,
+    /// Insert load (with --workload insert): rows loaded.
+    #[arg(long, default_value_t = 1_000_000)]
+    pub rows: u64,
+    /// Insert load: non-unique secondary indexes on random keys.
+    #[arg(long, default_value_t = 3)]
+    pub secondary_indexes: u32,
+    /// Insert load: the change buffer's model, off or on.
+    #[arg(long, default_value = "off")]
+    pub change_buffer: String,
+    /// Insert load: the change buffer's largest share of the pool, percent.
+    #[arg(long, default_value_t = 25)]
+    pub change_buffer_max_pct: u8,
     /// TPC-C transaction mix: standard (45/43/4/4/4) or read-mostly
     /// (10/6/40/4/40: 80 % Order-Status and Stock-Level).
     #[arg(long, default_value = "standard")]
@@ -452,6 +467,7 @@ impl SimArgs {
             workload: match self.workload {
                 WorkloadKind::Tpcc => "tpcc",
                 WorkloadKind::Tpch => "tpch",
+                WorkloadKind::Insert => "insert",
                 WorkloadKind::Trace => "trace",
             }
             .into(),
@@ -472,6 +488,10 @@ impl SimArgs {
             policy: policy.to_string(),
             sf: self.sf,
             refresh: !self.no_refresh,
+            rows: self.rows,
+            secondary_indexes: self.secondary_indexes,
+            change_buffer: self.change_buffer.clone(),
+            change_buffer_max_pct: self.change_buffer_max_pct,
         }
     }
 
@@ -940,7 +960,7 @@ pub enum InsertCommand {
     /// primary index and N non-unique secondary indexes on random keys.
     Prepare(InsertPrepareArgs),
     /// Threads inserting one row per transaction into the primary and every
-    /// secondary index; reports transactions/s, R/W requests/s, page reads
+    /// secondary index; reports transactions/s, page I/O per second, page reads
     /// and writes by page type (INDEX vs change buffer) and latency.
     Run(Box<InsertRunArgs>),
     /// Checks that every secondary index holds exactly one entry per row,

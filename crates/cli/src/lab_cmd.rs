@@ -30,6 +30,13 @@ const LAB_EXPERIMENTS: &[(&str, &str)] = &[
          (~17 min; --full ~40 min); not part of `all`",
     ),
     (
+        flushwise_lab::insert_lab::NAME,
+        "Paper 004 on the engine: the insert load (3 secondary indexes, 16 threads, 32 MiB pool) \
+         with the change buffer off, on and on its own RAM-disk device, on this disk and the \
+         emulated HDD: Tables 1, 3, 4 (transactions/s) and Table 2 (pages by type), runs \
+         interleaved (~10 min; --full ~40 min); not part of `all`",
+    ),
+    (
         matrix::ORACLE_NAME,
         "Issue #12: the tuned oracle, a grid search over mysql56 and percona56's \
          innodb_lru_scan_depth x innodb_io_capacity in every matrix cell (simulator)",
@@ -248,6 +255,12 @@ pub fn run(lab: &LabRunArgs) -> Result<(), String> {
             flushwise_lab::wisconsin_lab::run(args.full, args.seed, &lab.dir, &args.out, progress)
         })?;
         return print_engine_report(&flushwise_lab::wisconsin_lab::report_text(&report), &report.files);
+    }
+    if args.name == flushwise_lab::insert_lab::NAME {
+        let report = engine_entry(args, csv_only, "runs.csv", |progress| {
+            flushwise_lab::insert_lab::run(args.full, args.seed, &lab.dir, &args.out, progress)
+        })?;
+        return print_engine_report(&flushwise_lab::insert_lab::report_text(&report), &report.files);
     }
     if args.name == matrix::MATRIX_NAME || args.name == matrix::ORACLE_NAME {
         return run_matrix(args, &args.name, csv_only);

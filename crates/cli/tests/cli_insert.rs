@@ -74,7 +74,7 @@ fn json_and_csv_runs_report_tables_1_and_2_and_the_table_stays_consistent() {
     assert!(v["transactions"].as_u64().unwrap() > 0, "{v}");
     assert!(v["transactions_per_s"].as_f64().unwrap() > 0.0, "{v}");
     for field in [
-        "rw_requests_per_s",
+        "page_io_per_s",
         "reads_per_s",
         "writes_per_s",
         "seed",
@@ -117,7 +117,7 @@ fn json_and_csv_runs_report_tables_1_and_2_and_the_table_stays_consistent() {
     assert_eq!(header.len(), row.len(), "{csv}");
     for column in [
         "transactions_per_s",
-        "rw_requests_per_s",
+        "page_io_per_s",
         "latency_p99_us",
         "page_io_index_reads",
         "page_io_change_buffer_writes",

@@ -573,6 +573,7 @@ pub fn run(
         database_bytes: crate::database::dir_bytes(spec.dir).unwrap_or(0),
         trace_records,
         partial: run_report.interrupted,
+        change_buffer: None,
     };
     Ok(EngineRunOutput { result, rows })
 }

@@ -36,6 +36,9 @@
 //!   load): prepare, open- and closed-loop runs with their response-time
 //!   series, CDF and flush activity, and `model` (003's model fitted to
 //!   the runs, side by side);
+//! - [`insert_lab`]: `lab run 004-change-buffer`, paper 004's Tables 1-4
+//!   on the engine (change buffer off, on, on its own RAM-disk device;
+//!   this disk and the emulated hard disk).
 //! - [`wisconsin_lab`]: `lab run 003-model`, paper 003's whole experiment
 //!   on the engine under `mysql51` (003's server), the model fitted, and
 //!   `flushwise` at the same rates;
@@ -60,6 +63,7 @@ pub mod engine_run;
 pub mod experiment;
 pub mod figures;
 pub mod insert;
+pub mod insert_lab;
 pub mod model003;
 pub mod own_policy_matrix;
 pub mod plot;

@@ -31,6 +31,15 @@ pub enum WorkloadSpec {
     /// scale factor `sf_thousandths` / 1000: query streams, and a refresh
     /// stream on agent 0 when `refresh`.
     Tpch { sf_thousandths: u32, refresh: bool },
+    /// Paper 004's insert load (`flushwise_tpcc_model::insert`): `rows`
+    /// loaded, `secondary_indexes` non-unique indexes on random keys; with
+    /// the change buffer at `change_buffer_max_pct` % of the pool (0: off;
+    /// `crate::change_buffer`).
+    Insert {
+        rows: u64,
+        secondary_indexes: u32,
+        change_buffer_max_pct: u8,
+    },
 }
 
 impl WorkloadSpec {
@@ -66,6 +75,16 @@ impl std::fmt::Debug for WorkloadSpec {
                 .debug_struct("Tpch")
                 .field("sf_thousandths", sf_thousandths)
                 .field("refresh", refresh)
+                .finish(),
+            WorkloadSpec::Insert {
+                rows,
+                secondary_indexes,
+                change_buffer_max_pct,
+            } => f
+                .debug_struct("Insert")
+                .field("rows", rows)
+                .field("secondary_indexes", secondary_indexes)
+                .field("change_buffer_max_pct", change_buffer_max_pct)
                 .finish(),
         }
     }

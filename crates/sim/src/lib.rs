@@ -5,13 +5,15 @@
 //! the model. The same seed and inputs give byte-identical outputs.
 //!
 //! - [`config`]: the run's configuration, validation and hash;
-//! - [`workload`]: TPC-C generation or trace replay;
+//! - [`workload`]: TPC-C, TPC-H and paper 004's insert load generated, or trace replay;
+//! - [`change_buffer`]: the change buffer's effect on page references (004);
 //! - [`simulation`]: agents, cleaners, devices and the log in one clock;
 //! - [`metrics`]: interval rows and the final [`metrics::RunResult`];
 //! - [`live`]: a running run's snapshot for a live observer ([`live::LiveSample`]).
 //! - [`options`]: a run's options as text (the command line's, the Python
 //!   package's) and their translation into a [`SimConfig`].
 
+pub mod change_buffer;
 pub mod config;
 pub mod cpu;
 pub mod event_queue;

@@ -322,6 +322,10 @@ pub struct RunResult {
     /// the figures cover `measured_seconds` only. Written only when true.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub partial: bool,
+    /// The change buffer's counters (simulator runs of the insert load
+    /// with it on; written only then, `crate::change_buffer`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub change_buffer: Option<crate::change_buffer::ChangeBufferSimStats>,
 }
 
 #[cfg(test)]

@@ -60,6 +60,14 @@ pub struct SimOptions {
     pub sf: f64,
     /// TPC-H: run the refresh stream on connection 0.
     pub refresh: bool,
+    /// Insert load (`workload` = `insert`): rows loaded.
+    pub rows: u64,
+    /// Insert load: non-unique secondary indexes.
+    pub secondary_indexes: u32,
+    /// Insert load: `off` or `on` (the change buffer's model).
+    pub change_buffer: String,
+    /// Insert load: the change buffer's largest share of the pool, %.
+    pub change_buffer_max_pct: u8,
 }
 
 impl Default for SimOptions {
@@ -83,6 +91,10 @@ impl Default for SimOptions {
             policy: DEFAULT_POLICY.into(),
             sf: 1.0,
             refresh: true,
+            rows: 1_000_000,
+            secondary_indexes: 3,
+            change_buffer: "off".into(),
+            change_buffer_max_pct: 25,
         }
     }
 }
@@ -156,10 +168,32 @@ impl SimOptions {
                     refresh: self.refresh,
                 }
             }
-            ("tpch", Some(_)) => {
+            ("tpch", Some(_)) | ("insert", Some(_)) => {
                 return Err("--trace is only accepted with --workload trace".into());
             }
-            (other, _) => return Err(format!("--workload {other}: accepted are tpcc, tpch and trace")),
+            ("insert", None) => {
+                if !(1..=50).contains(&self.change_buffer_max_pct) {
+                    return Err(format!(
+                        "--change-buffer-max-pct {}: from 1 to 50 percent of the buffer pool",
+                        self.change_buffer_max_pct
+                    ));
+                }
+                let change_buffer_max_pct = match self.change_buffer.as_str() {
+                    "off" => 0,
+                    "on" => self.change_buffer_max_pct,
+                    other => {
+                        return Err(format!(
+                            "--change-buffer {other}: the simulator models off and on (a separate device is a data-device setting there)"
+                        ))
+                    }
+                };
+                WorkloadSpec::Insert {
+                    rows: self.rows,
+                    secondary_indexes: self.secondary_indexes,
+                    change_buffer_max_pct,
+                }
+            }
+            (other, _) => return Err(format!("--workload {other}: accepted are tpcc, tpch, insert and trace")),
         };
         let config = SimConfig {
             workload,

@@ -52,6 +52,7 @@ use flushwise_core::{
 };
 use flushwise_trace::{TraceEvent, TraceRecord, TxnType};
 
+use crate::change_buffer::SimChangeBuffer;
 use crate::config::{SimConfig, WorkloadSpec};
 use crate::cpu::CpuCores;
 use crate::event_queue::EventQueue;
@@ -59,7 +60,7 @@ use crate::live::{LatencyBuckets, LiveSample, DECISIONS_KEPT, TXN_TYPES};
 use crate::metrics::{
     FlushFigures, IntervalRow, LatencyHistogram, LatencySummary, RunResult, TxnCounts, SHELL_SIMULATOR,
 };
-use crate::workload::{TpccWorkload, TpchWorkload, TraceWorkload, Workload};
+use crate::workload::{InsertWorkload, TpccWorkload, TpchWorkload, TraceWorkload, Workload};
 
 /// Sampling period for time-averaged figures (dirty share, free list).
 const SAMPLE_US: TimeUs = 100_000;
@@ -114,6 +115,9 @@ struct Agent {
     /// for which (ends, and is reported to the pool, when it gets it).
     stall: Option<(TimeUs, StallKind)>,
     done: bool,
+    /// The record position the change buffer last looked at (it looks at
+    /// each fix once, however often the fix is retried).
+    cb_checked: Option<usize>,
 }
 
 #[derive(Default)]
@@ -152,6 +156,8 @@ pub struct Simulation {
     data_device: Box<dyn DeviceModel>,
     log_device: Box<dyn DeviceModel>,
     workload: Box<dyn Workload>,
+    /// The change buffer's model, for workloads with secondary indexes.
+    change_buffer: Option<SimChangeBuffer>,
     queue: EventQueue<Event>,
     cpu: Option<CpuCores>,
     /// The longest run of page hits an agent does as one CPU burst
@@ -218,6 +224,31 @@ impl Simulation {
                 config.page_size_bytes,
                 config.seed,
             )?),
+            WorkloadSpec::Insert {
+                rows,
+                secondary_indexes,
+                ..
+            } => Box::new(InsertWorkload::new(
+                *rows,
+                *secondary_indexes,
+                config.page_size_bytes,
+                config.seed,
+            )?),
+        };
+        let change_buffer = match (&config.workload, workload.change_buffer_spaces()) {
+            (
+                WorkloadSpec::Insert {
+                    change_buffer_max_pct, ..
+                },
+                Some((spaces, slots)),
+            ) if *change_buffer_max_pct > 0 => Some(SimChangeBuffer::new(
+                config.page_size_bytes,
+                config.buffer_pool_bytes,
+                *change_buffer_max_pct,
+                spaces,
+                slots,
+            )),
+            _ => None,
         };
         let frames = config.frames();
         let data_pages = workload.database_pages();
@@ -262,6 +293,7 @@ impl Simulation {
             data_device,
             log_device,
             workload,
+            change_buffer,
             queue: EventQueue::new(),
             cpu,
             cpu_slice_us,
@@ -516,6 +548,7 @@ impl Simulation {
                 let more = self.workload.next_transaction(a, &mut records)?;
                 let ag = &mut self.agents[a as usize];
                 ag.records = records;
+                ag.cb_checked = None;
                 if !more || ag.records.is_empty() {
                     ag.done = true;
                     return Ok(());
@@ -531,6 +564,16 @@ impl Simulation {
                     cpu += u64::from(costs.txn_us);
                 }
                 TraceEvent::Fix { page, latch } => {
+                    if ag.cb_checked != Some(ag.pos) {
+                        ag.cb_checked = Some(ag.pos);
+                        if let Some(cb) = &mut self.change_buffer {
+                            let resident = self.pool.lookup(page).is_some();
+                            let free = self.workload.leaf_free_bytes();
+                            if cb.on_fix(&mut ag.records, ag.pos, page, latch, resident, free) {
+                                continue;
+                            }
+                        }
+                    }
                     let writes = latch == flushwise_trace::LatchMode::Exclusive;
                     if writes && !ag.free_check_passed && self.pool.redo_age_bytes() > self.sync_margin_bytes {
                         if cpu > 0 {
@@ -906,7 +949,7 @@ impl Simulation {
             flush_log_at_trx_commit: None,
             warehouses: match self.config.workload {
                 WorkloadSpec::Tpcc { warehouses, .. } => warehouses,
-                WorkloadSpec::Trace { .. } | WorkloadSpec::Tpch { .. } => 0,
+                WorkloadSpec::Trace { .. } | WorkloadSpec::Tpch { .. } | WorkloadSpec::Insert { .. } => 0,
             },
             connections: self.agents.len() as u32,
             seed: self.config.seed,
@@ -948,6 +991,7 @@ impl Simulation {
             database_bytes: self.workload.database_pages() * u64::from(self.config.page_size_bytes),
             trace_records: None,
             partial: false,
+            change_buffer: self.change_buffer.as_ref().map(SimChangeBuffer::stats),
         }
     }
 

@@ -47,6 +47,16 @@ pub trait Workload {
     fn cpu_slice_us(&self) -> Option<u64> {
         None
     }
+    /// The non-unique secondary indexes' spaces a change buffer may buffer
+    /// for, and the leaf slots of each (`crate::change_buffer`); none by
+    /// default.
+    fn change_buffer_spaces(&self) -> Option<(Vec<u32>, u64)> {
+        None
+    }
+    /// Free bytes of a secondary leaf now (the model's average).
+    fn leaf_free_bytes(&self) -> u64 {
+        0
+    }
 }
 
 /// TPC-H's time slice: 4 ms, between Linux CFS's minimum granularity and
@@ -139,6 +149,68 @@ impl Workload for TpccWorkload {
 
     fn describe(&self) -> String {
         format!("tpcc({} warehouses)", self.model.config().warehouses)
+    }
+}
+
+/// Paper 004's insert load from its page-reference model.
+pub struct InsertWorkload {
+    model: flushwise_tpcc_model::insert::InsertModel,
+    rng: Xoshiro256StarStar,
+    layout: Layout,
+}
+
+impl InsertWorkload {
+    pub fn new(rows: u64, secondary_indexes: u32, page_size_bytes: u32, seed: u64) -> Result<Self, String> {
+        let model = flushwise_tpcc_model::insert::InsertModel::new(flushwise_tpcc_model::insert::InsertModelConfig {
+            rows,
+            secondary_indexes,
+            page_size_bytes,
+            ..Default::default()
+        })?;
+        let mut spaces: Vec<(u32, u64)> = model.spaces().map(|s| (s, model.space_pages(s))).collect();
+        // The change buffer's pages after the data (at most half the data's).
+        spaces.push((crate::change_buffer::CHANGE_BUFFER_SPACE, model.database_pages() / 2));
+        let layout = Layout::new(page_size_bytes, spaces.into_iter());
+        let rng = Xoshiro256StarStar::seed_from_u64(seed ^ 0x1b5e_4700);
+        Ok(Self { model, rng, layout })
+    }
+}
+
+impl Workload for InsertWorkload {
+    fn next_transaction(&mut self, agent: u32, out: &mut Vec<TraceRecord>) -> Result<bool, String> {
+        self.model.fill_transaction(agent, &mut self.rng, out);
+        Ok(true)
+    }
+
+    fn database_pages(&self) -> u64 {
+        self.model.database_pages()
+    }
+
+    fn page_offset_bytes(&self, page: PageId) -> u64 {
+        self.layout.offset(page)
+    }
+
+    fn fixed_agents(&self) -> Option<u32> {
+        None
+    }
+
+    fn describe(&self) -> String {
+        let c = self.model.config();
+        format!("insert({} rows, {} secondary indexes)", c.rows, c.secondary_indexes)
+    }
+
+    fn change_buffer_spaces(&self) -> Option<(Vec<u32>, u64)> {
+        let spaces: Vec<u32> = self
+            .model
+            .spaces()
+            .filter(|&s| self.model.is_secondary_space(s))
+            .collect();
+        let slots = spaces.iter().map(|&s| self.model.space_pages(s)).max().unwrap_or(1) * 2;
+        Some((spaces, slots))
+    }
+
+    fn leaf_free_bytes(&self) -> u64 {
+        self.model.secondary_leaf_free_bytes()
     }
 }
 

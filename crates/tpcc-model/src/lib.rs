@@ -36,6 +36,7 @@
 //! (the engine-side TPC-C draws its random numbers from [`rng`], so a seed
 //! gives the same data in both shells).
 
+pub mod insert;
 pub mod rng;
 pub mod schema;
 pub mod tpch;

@@ -154,7 +154,7 @@ pub struct Interval {
     pub seconds: f64,
     pub transactions_per_s: f64,
     /// Page reads and writes per second, every page type.
-    pub rw_requests_per_s: f64,
+    pub page_io_per_s: f64,
     pub change_buffer_reads_per_s: f64,
     pub change_buffer_writes_per_s: f64,
     pub dirty_pages: u32,
@@ -172,7 +172,7 @@ impl Interval {
             warmup: a.t_us < warmup_us,
             seconds,
             transactions_per_s: b.committed.saturating_sub(a.committed) as f64 / seconds,
-            rw_requests_per_s: (page_reads(&io) + page_writes(&io)) as f64 / seconds,
+            page_io_per_s: (page_reads(&io) + page_writes(&io)) as f64 / seconds,
             change_buffer_reads_per_s: io.change_buffer_reads as f64 / seconds,
             change_buffer_writes_per_s: io.change_buffer_writes as f64 / seconds,
             dirty_pages: b.dirty_pages,

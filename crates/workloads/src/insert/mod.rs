@@ -4,7 +4,8 @@
 //!
 //! What it models: sysbench's `insert` test as 004 ran it against InnoDB
 //! (50 threads, a table much larger than the buffer pool, Table 1:
-//! transactions/s and R/W requests/s with the insert buffer on and off;
+//! transactions/s and sysbench's R/W requests/s, 18 statements per
+//! transaction, with the insert buffer on and off;
 //! Table 2: page reads and writes by page type, INDEX against IBUF_INDEX).
 //! A table is one unique primary index keyed by a `u64` id and N
 //! non-unique secondary indexes, each on a `u32` drawn uniformly per row:
