@@ -128,7 +128,18 @@ pub fn database_files(dir: &Path, redo_dir: Option<&Path>) -> Vec<PathBuf> {
     let paths = DbPaths::new(dir, &options);
     let mut resize = paths.redo.clone().into_os_string();
     resize.push(".resize");
-    vec![paths.data, paths.doublewrite, paths.redo, PathBuf::from(resize)]
+    let leaf_space = flushwise_engine::db::leaf_space::path_in(paths.data.parent().unwrap_or(Path::new(".")));
+    vec![
+        paths.data,
+        paths.doublewrite,
+        paths.redo,
+        PathBuf::from(resize),
+        // The change buffer's own file when it lives beside the data, and
+        // the leaves' free space a clean close kept: a wiped database must
+        // not leave them to the next one.
+        paths.change_buffer,
+        leaf_space,
+    ]
 }
 
 /// The state of `dir` (see [`PreparedState`]).

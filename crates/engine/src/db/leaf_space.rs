@@ -35,6 +35,11 @@ pub(crate) const FREE_MASK: u32 = PENDING - 1;
 pub const FILE_NAME: &str = "flushwise.leafspace";
 const MAGIC: &[u8; 8] = b"FWLEAF01";
 
+/// The saved file of a database whose data file is in `data_dir`.
+pub fn path_in(data_dir: &Path) -> PathBuf {
+    data_dir.join(FILE_NAME)
+}
+
 /// See the module doc.
 #[derive(Default)]
 pub(crate) struct LeafSpace {
@@ -109,7 +114,7 @@ impl LeafSpace {
     }
 
     pub(crate) fn path_in(data_dir: &Path) -> PathBuf {
-        data_dir.join(FILE_NAME)
+        path_in(data_dir)
     }
 
     /// Writes the known values with the checkpoint LSN of a clean close
