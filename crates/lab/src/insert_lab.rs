@@ -172,6 +172,10 @@ pub fn run(
         3 * table_bytes,
         "the insert table of lab run 004-change-buffer and a run's copy",
     )?;
+    // The output directory first: ten minutes of runs must not end in
+    // "cannot write".
+    let root = out.join(NAME);
+    std::fs::create_dir_all(&root).map_err(|e| format!("{}: cannot create: {e}", root.display()))?;
     let base = prepared(dir, progress)?;
     let copy = DbLocation {
         dir: dir.join("insert-run"),
@@ -237,7 +241,6 @@ pub fn run(
         }
     }
     database::remove_with_redo(&copy.dir, None)?;
-    let root = out.join(NAME);
     let mut csv = Csv::default();
     for r in &rows {
         let o = &r.output;
