@@ -34,7 +34,7 @@ const LAB_EXPERIMENTS: &[(&str, &str)] = &[
         "Paper 004 on the engine: the insert load (3 secondary indexes, 16 threads, 32 MiB pool) \
          with the change buffer off, on and on its own RAM-disk device, on this disk and the \
          emulated HDD: Tables 1, 3, 4 (transactions/s) and Table 2 (pages by type), runs \
-         interleaved (~10 min; --full ~40 min); not part of `all`",
+         interleaved (~17 min; --full ~80 min); not part of `all`",
     ),
     (
         matrix::ORACLE_NAME,
