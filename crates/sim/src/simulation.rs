@@ -564,14 +564,14 @@ impl Simulation {
                     cpu += u64::from(costs.txn_us);
                 }
                 TraceEvent::Fix { page, latch } => {
-                    if ag.cb_checked != Some(ag.pos) {
+                    // Only runs with a change buffer pay for it (a fix is
+                    // the simulator's hot path).
+                    if let Some(cb) = self.change_buffer.as_mut().filter(|_| ag.cb_checked != Some(ag.pos)) {
                         ag.cb_checked = Some(ag.pos);
-                        if let Some(cb) = &mut self.change_buffer {
-                            let resident = self.pool.lookup(page).is_some();
-                            let free = self.workload.leaf_free_bytes();
-                            if cb.on_fix(&mut ag.records, ag.pos, page, latch, resident, free) {
-                                continue;
-                            }
+                        let resident = self.pool.lookup(page).is_some();
+                        let free = self.workload.leaf_free_bytes();
+                        if cb.on_fix(&mut ag.records, ag.pos, page, latch, resident, free) {
+                            continue;
                         }
                     }
                     let writes = latch == flushwise_trace::LatchMode::Exclusive;
