@@ -1046,6 +1046,12 @@ pub struct InsertRunArgs {
     /// (`innodb_change_buffer_max_size`), 1 to 50.
     #[arg(long, value_name = "P", default_value_t = u32::from(flushwise_engine::db::change_buffer::DEFAULT_MAX_PCT))]
     pub change_buffer_max_pct: u32,
+    /// Percent of transactions that update a loaded row's secondary
+    /// columns (`k = k + 1` on each, sysbench's `oltp_update_index`: a
+    /// delete and an insert per secondary index) instead of inserting a
+    /// row; 0 to 100.
+    #[arg(long, value_name = "P", default_value_t = 0)]
+    pub update_pct: u32,
     /// With `--change-buffer separate-device`: the directory of its file
     /// (`/dev/shm` for 004's ramdisk) [default: beside the data file].
     #[arg(long, value_name = "DIR")]

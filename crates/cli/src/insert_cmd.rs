@@ -58,6 +58,10 @@ fn run_config(args: &InsertRunArgs) -> Result<RunConfig, String> {
     let mut config = RunConfig::new(args.threads, duration, args.seed);
     config.warmup = Duration::from_micros(duration_flag("--warmup", &args.warmup)?);
     config.report_interval = report_interval;
+    config.update_pct = u8::try_from(args.update_pct)
+        .ok()
+        .filter(|p| *p <= 100)
+        .ok_or_else(|| format!("--update-pct {}: from 0 to 100", args.update_pct))?;
     config.validate().map_err(|e| e.to_string())?;
     Ok(config)
 }
@@ -87,8 +91,9 @@ pub fn run(args: &InsertRunArgs) -> Result<(), String> {
     let table = args.output == OutputFormat::Table;
     let mut on_start = |config_hash: &str| {
         let banner = format!(
-            "flushwise insert run: threads={} seed={} config_hash={config_hash} commit={} policy={} change_buffer={} pool={} device={} warmup={} duration={} dir={}",
+            "flushwise insert run: threads={} update_pct={} seed={} config_hash={config_hash} commit={} policy={} change_buffer={} pool={} device={} warmup={} duration={} dir={}",
             args.threads,
+            args.update_pct,
             args.seed,
             COMMIT,
             args.policy,

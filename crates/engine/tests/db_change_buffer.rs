@@ -2,7 +2,9 @@
 //! secondary indexes whose leaves are not resident are buffered, merged
 //! when the leaves are read, visible to every reader before and after,
 //! undone by rollback, kept across a clean close (and merged even when the
-//! database is reopened with the change buffer off), and bounded in size.
+//! database is reopened with the change buffer off), and bounded in size;
+//! deletes of entries the caller knows exist are buffered the same way,
+//! applied in order with the inserts, and never empty a leaf.
 
 use std::collections::BTreeSet;
 
@@ -74,6 +76,29 @@ fn insert_rows(db: &Database, t: &Table, ids: impl Iterator<Item = u64>, rollbac
         } else {
             txn.commit().unwrap();
         }
+    }
+}
+
+/// Deletes rows `ids` (primary entry, then each secondary entry through
+/// `delete_secondary_entry`), one transaction each; rolls back those
+/// `rollback` says.
+fn delete_rows(db: &Database, t: &Table, ids: impl Iterator<Item = u64>, rollback: impl Fn(u64) -> bool) {
+    for id in ids {
+        let mut txn = db.begin();
+        delete_row(&mut txn, t, id);
+        if rollback(id) {
+            txn.rollback().unwrap();
+        } else {
+            txn.commit().unwrap();
+        }
+    }
+}
+
+fn delete_row(txn: &mut flushwise_engine::db::Txn<'_>, t: &Table, id: u64) {
+    let pk = id.to_be_bytes();
+    assert!(txn.delete(t.primary, &pk).unwrap(), "row {id} exists");
+    for (index, key) in t.secondaries.iter().zip(secondary_keys(id)) {
+        txn.delete_secondary_entry(*index, &key, &pk, b"").unwrap();
     }
 }
 
@@ -266,4 +291,103 @@ fn leaf_free_space_from_a_bulk_load_survives_a_clean_close() {
     assert!(s.buffered_inserts > 100, "buffered from the first inserts: {s:?}");
     assert_eq!(assert_consistent(&db, &t).len(), 20_200);
     db.close().unwrap();
+}
+
+#[test]
+fn deletes_from_leaves_not_in_the_pool_are_buffered_and_applied_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::create(dir.path(), options(ChangeBufferMode::On, 25)).unwrap();
+    let t = create_table(&db);
+    insert_rows(&db, &t, 0..12_000, |_| false);
+    // Every leaf read once (its entry count is then known), most evicted.
+    assert_consistent(&db, &t);
+    let before = db.change_buffer_stats();
+    delete_rows(&db, &t, (0..12_000).filter(|id| id % 3 == 0), |id| id % 7 == 0);
+    // An insert and a delete of one entry, both buffered for one leaf,
+    // cancel in arrival order.
+    for id in 20_000..20_200 {
+        let mut txn = db.begin();
+        insert_rows_in(&mut txn, &t, id);
+        txn.commit().unwrap();
+        let mut txn = db.begin();
+        delete_row(&mut txn, &t, id);
+        txn.commit().unwrap();
+    }
+    let stats = db.change_buffer_stats();
+    let deletes = stats.buffered_deletes - before.buffered_deletes;
+    eprintln!("after the deletes: {stats:?}");
+    assert!(
+        deletes > 500,
+        "deletes into a 512 KiB pool's absent leaves are buffered: {stats:?}"
+    );
+    let rows = assert_consistent(&db, &t);
+    let expected = (0..12_000u64).filter(|id| id % 3 != 0 || id % 7 == 0).count();
+    assert_eq!(rows.len(), expected);
+    let after = db.change_buffer_stats();
+    assert_eq!((after.merge_missing, after.merge_duplicates), (0, 0), "{after:?}");
+    assert_eq!((after.pending_pages, after.pending_bytes), (0, 0), "{after:?}");
+    db.close().unwrap();
+}
+
+fn insert_rows_in(txn: &mut flushwise_engine::db::Txn<'_>, t: &Table, id: u64) {
+    let pk = id.to_be_bytes();
+    txn.insert(t.primary, &pk, &[7u8; 100]).unwrap();
+    for (index, key) in t.secondaries.iter().zip(secondary_keys(id)) {
+        txn.insert_secondary(*index, &key, &pk, b"").unwrap();
+    }
+}
+
+/// Deleting every row: buffered deletes may not take a leaf's last entry
+/// (a merge cannot remove a leaf), so the last ones go to their leaves,
+/// which the tree then unlinks.
+#[test]
+fn buffered_deletes_never_empty_a_leaf() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::create(dir.path(), options(ChangeBufferMode::On, 25)).unwrap();
+    let t = create_table(&db);
+    insert_rows(&db, &t, 0..6_000, |_| false);
+    assert_consistent(&db, &t);
+    delete_rows(&db, &t, 0..6_000, |_| false);
+    let stats = db.change_buffer_stats();
+    assert!(stats.buffered_deletes > 100, "{stats:?}");
+    let rows = assert_consistent(&db, &t);
+    assert!(rows.is_empty());
+    let mut txn = db.begin();
+    for index in &t.secondaries {
+        assert!(txn
+            .scan_prefix(*index, b"", Direction::Forward, None)
+            .unwrap()
+            .is_empty());
+    }
+    txn.commit().unwrap();
+    db.close().unwrap();
+}
+
+/// Without the change buffer (or with the leaf in the pool) the entry is
+/// read first: a delete of an entry that is not there, or holds another
+/// value, changes nothing and says so.
+#[test]
+fn deleting_an_entry_that_is_not_there_is_refused_when_the_leaf_is_read() {
+    for mode in [ChangeBufferMode::Off, ChangeBufferMode::On] {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Database::create(dir.path(), options(mode, 25)).unwrap();
+        let t = create_table(&db);
+        insert_rows(&db, &t, 0..10, |_| false);
+        let mut txn = db.begin();
+        let pk = 3u64.to_be_bytes();
+        let key = secondary_keys(3)[0];
+        let err = txn
+            .delete_secondary_entry(t.secondaries[0], &key, &pk, b"other")
+            .unwrap_err();
+        assert!(err.to_string().contains("no entry"), "{mode}: {err}");
+        let err = txn
+            .delete_secondary_entry(t.secondaries[0], &key, &99u64.to_be_bytes(), b"")
+            .unwrap_err();
+        assert!(err.to_string().contains("no entry"), "{mode}: {err}");
+        assert_eq!(txn.changes(), 0, "{mode}: nothing was logged");
+        txn.delete_secondary_entry(t.secondaries[0], &key, &pk, b"").unwrap();
+        txn.rollback().unwrap();
+        assert_consistent(&db, &t);
+        db.close().unwrap();
+    }
 }

@@ -1,8 +1,11 @@
 //! Crash test of the change buffer (issue #16): a child process commits
 //! rows into a primary and two non-unique secondary indexes with the
 //! change buffer on and a pool far smaller than the indexes, and is killed
-//! with SIGKILL at seeded moments. After every reopen: every acknowledged
-//! row is present, no rolled-back row is, and each secondary index holds
+//! with SIGKILL at seeded moments; every even transaction also deletes an
+//! older row, its secondary entries through `delete_secondary_entry` (which
+//! the change buffer may buffer). After every reopen: every acknowledged
+//! row is present unless an acknowledged transaction deleted it, no
+//! rolled-back or deleted row is, and each secondary index holds
 //! exactly one entry per row under the row's key (no entry lost,
 //! duplicated or left without its row), the change buffer's tree matches
 //! its claims (`Database::check`), and buffered entries were found in the
@@ -22,6 +25,9 @@ use flushwise_engine::redo::FlushMode;
 
 const KILL_AFTER_MS: [u64; 5] = [150, 420, 90, 700, 260];
 const PRELOAD_ROWS: u64 = 3_000;
+/// Must match `src/bin/cb_crash_writer.rs`: an even transaction `id`
+/// deletes row `id - DELETE_LAG`.
+const DELETE_LAG: u64 = 2_000;
 
 /// Must match `src/bin/cb_crash_writer.rs`.
 fn options(cb_dir: Option<&std::path::Path>) -> DbOptions {
@@ -131,7 +137,12 @@ fn secondary_indexes_match_their_rows_after_sigkill_with_the_change_buffer_on_it
 fn kill_and_check(dir: &std::path::Path, cb_dir: Option<&std::path::Path>) {
     let mut acknowledged: BTreeSet<u64> = (0..PRELOAD_ROWS).collect();
     let mut rolled_back: BTreeSet<u64> = BTreeSet::new();
+    let mut deleted: BTreeSet<u64> = BTreeSet::new();
+    // Rows the transaction in flight at some kill was deleting: present or
+    // not, depending on whether its commit reached the log.
+    let mut maybe_deleted: BTreeSet<u64> = BTreeSet::new();
     let mut recovered_pending = 0u64;
+    let mut deletes_buffered = 0u64;
     let mut first = PRELOAD_ROWS;
     for (round, kill_ms) in KILL_AFTER_MS.into_iter().enumerate() {
         let lines = run_writer(dir, cb_dir, round == 0, first, Duration::from_millis(kill_ms));
@@ -144,6 +155,24 @@ fn kill_and_check(dir: &std::path::Path, cb_dir: Option<&std::path::Path>) {
         };
         acknowledged.extend(ids("C "));
         rolled_back.extend(ids("R "));
+        deleted.extend(ids("D "));
+        // The transaction in flight at the kill may have committed, delete
+        // included.
+        let last = ids("C ").union(&ids("R ")).max().copied().unwrap_or(first - 1);
+        let in_flight = last + 1;
+        maybe_deleted.extend(
+            (in_flight % 2 == 0)
+                .then(|| in_flight.checked_sub(DELETE_LAG))
+                .flatten(),
+        );
+        deletes_buffered += lines
+            .iter()
+            .rev()
+            .find_map(|l| l.strip_prefix("S "))
+            .and_then(|s| s.split("buffered_deletes: ").nth(1))
+            .and_then(|s| s.split(',').next())
+            .and_then(|n| n.trim().parse::<u64>().ok())
+            .unwrap_or(0);
 
         let db = Database::open(dir, options(cb_dir)).unwrap();
         let at_open = db.change_buffer_stats();
@@ -157,8 +186,13 @@ fn kill_and_check(dir: &std::path::Path, cb_dir: Option<&std::path::Path>) {
             .into_iter()
             .map(|(k, _)| u64::from_be_bytes(k.try_into().unwrap()))
             .collect();
-        for id in &acknowledged {
-            assert!(rows.contains(id), "round {round}: acknowledged row {id} is missing");
+        for id in acknowledged.difference(&deleted) {
+            if !maybe_deleted.contains(id) {
+                assert!(rows.contains(id), "round {round}: acknowledged row {id} is missing");
+            }
+        }
+        for id in &deleted {
+            assert!(!rows.contains(id), "round {round}: deleted row {id} is visible");
         }
         for id in &rolled_back {
             assert!(!rows.contains(id), "round {round}: rolled-back row {id} is visible");
@@ -204,5 +238,10 @@ fn kill_and_check(dir: &std::path::Path, cb_dir: Option<&std::path::Path>) {
     assert!(
         recovered_pending > 0,
         "no reopen found buffered entries: the test did not exercise the change buffer's recovery"
+    );
+    assert!(
+        deletes_buffered > 0 && !deleted.is_empty(),
+        "no delete was buffered ({deletes_buffered}) or committed ({}): the test did not exercise buffered deletes",
+        deleted.len()
     );
 }

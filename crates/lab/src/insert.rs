@@ -255,7 +255,7 @@ impl InsertRunSettings {
     /// The hash of everything that defines the run (not the paths).
     fn config_hash(&self, manifest: &InsertManifest, options: &DbOptions) -> String {
         let c = &self.config;
-        config_hash_of(&format!(
+        config_hash_of(&(format!(
             "insert-engine|policy={}|pool={}|redo={}|page={}|io={}|device={:?}|dw={}|flush={}|rows={}|secondary={}|row_bytes={}|load_seed={}|threads={}|warmup_us={}|duration_us={}|seed={}|change_buffer={}|change_buffer_max_pct={}|change_buffer_dir={}",
             options.policy,
             options.buffer_pool_bytes,
@@ -276,7 +276,12 @@ impl InsertRunSettings {
             self.change_buffer.mode,
             self.change_buffer.max_pct,
             self.change_buffer.dir.is_some()
-        ))
+        ) + &if c.update_pct > 0 {
+            // Only when set: the hashes of insert-only runs stay as they were.
+            format!("|update_pct={}", c.update_pct)
+        } else {
+            String::new()
+        }))
     }
 }
 
@@ -307,6 +312,7 @@ pub struct PageIoFigures {
 #[derive(Clone, Debug, Default, Serialize, PartialEq)]
 pub struct ChangeBufferFigures {
     pub buffered_inserts: u64,
+    pub buffered_deletes: u64,
     pub buffer_refused: u64,
     pub merged_entries: u64,
     pub merges_on_access: u64,
@@ -314,18 +320,23 @@ pub struct ChangeBufferFigures {
     /// At the window's end.
     pub pending_pages: u64,
     pub pending_bytes: u64,
+    /// Buffered deletes that found no entry at merge (0 unless a caller
+    /// broke `delete_secondary_entry`'s contract).
+    pub merge_missing: u64,
 }
 
 impl ChangeBufferFigures {
     fn window(start: &ChangeBufferStats, end: &ChangeBufferStats) -> Self {
         Self {
             buffered_inserts: end.buffered_inserts.saturating_sub(start.buffered_inserts),
+            buffered_deletes: end.buffered_deletes.saturating_sub(start.buffered_deletes),
             buffer_refused: end.buffer_refused.saturating_sub(start.buffer_refused),
             merged_entries: end.merged_entries.saturating_sub(start.merged_entries),
             merges_on_access: end.merges_on_access.saturating_sub(start.merges_on_access),
             merges_background: end.merges_background.saturating_sub(start.merges_background),
             pending_pages: end.pending_pages,
             pending_bytes: end.pending_bytes,
+            merge_missing: end.merge_missing.saturating_sub(start.merge_missing),
         }
     }
 }
@@ -382,8 +393,12 @@ pub struct InsertRunOutput {
     pub interrupted: bool,
     /// Rows committed, warm-up included.
     pub rows_inserted: u64,
-    /// Measured transactions (one row each) and their retries.
+    /// Percent of transactions that were updates of secondary columns.
+    pub update_pct: u8,
+    /// Measured transactions (one row inserted or updated each), of them
+    /// updates, and their retries.
     pub transactions: u64,
+    pub updates: u64,
     pub retries: u64,
     /// 004 Table 1.
     pub transactions_per_s: f64,
@@ -482,7 +497,9 @@ pub fn run(
         elapsed_s: report.elapsed_s,
         interrupted: report.interrupted,
         rows_inserted: report.rows_inserted,
+        update_pct: settings.config.update_pct,
         transactions: report.transactions,
+        updates: report.updates,
         retries: report.retries,
         transactions_per_s: report.transactions as f64 / seconds,
         page_io_per_s: (page_reads(&io) + page_writes(&io)) as f64 / seconds,
@@ -616,6 +633,7 @@ pub fn run_text(out: &InsertRunOutput) -> String {
             "reads/s".into(),
             "writes/s".into(),
             "transactions".into(),
+            "of them updates".into(),
             "retries".into(),
         ],
         &[vec![
@@ -624,6 +642,7 @@ pub fn run_text(out: &InsertRunOutput) -> String {
             format!("{:.1}", out.reads_per_s),
             format!("{:.1}", out.writes_per_s),
             out.transactions.to_string(),
+            out.updates.to_string(),
             out.retries.to_string(),
         ]],
     ));
@@ -648,8 +667,9 @@ pub fn run_text(out: &InsertRunOutput) -> String {
     ));
     let c = &out.change_buffer_stats;
     t.push_str(&format!(
-        "\nchange buffer: {} inserts buffered, {} refused, {} entries merged ({} merges on access, {} in the background); pending at the end: {} pages, {}\n",
+        "\nchange buffer: {} inserts and {} deletes buffered, {} refused, {} entries merged ({} merges on access, {} in the background); pending at the end: {} pages, {}\n",
         c.buffered_inserts,
+        c.buffered_deletes,
         c.buffer_refused,
         c.merged_entries,
         c.merges_on_access,

@@ -4,10 +4,14 @@
 //! transaction (`flush_log_at_trx_commit = 1`) into a primary index and two
 //! non-unique secondary indexes on hashed keys, printing `C <id>` after
 //! each commit returned and `R <id>` after a deliberate rollback (every
-//! seventh), until it is killed. Every tenth transaction forces all dirty
-//! pages (its own uncommitted changes and the change buffer's included) to
-//! disk before it commits. On create it first loads 3,000 rows in
-//! transactions of 100, so the secondary indexes have many leaves.
+//! seventh), until it is killed. Every even transaction `id` also deletes
+//! row `id - DELETE_LAG` if it is there (its primary entry and, through
+//! `delete_secondary_entry`, its secondary entries: the deletes the change
+//! buffer may buffer), printing `D <row>` after the commit returned and
+//! before `C <id>`. Every tenth transaction forces all dirty pages (its own
+//! uncommitted changes and the change buffer's included) to disk before it
+//! commits. On create it first loads 3,000 rows in transactions of 100, so
+//! the secondary indexes have many leaves.
 //!
 //! Usage: `cb_crash_writer <dir> <create: 0|1> <first id> [change-buffer dir]`
 //! (with the last, the change buffer is `separate-device` in that directory).
@@ -21,6 +25,9 @@ use flushwise_engine::redo::FlushMode;
 
 /// Rows loaded at create.
 pub const PRELOAD_ROWS: u64 = 3_000;
+/// An even transaction `id` deletes row `id - DELETE_LAG` (the test uses
+/// the same rule).
+pub const DELETE_LAG: u64 = 2_000;
 
 /// Options shared with the test.
 fn options(cb_dir: Option<&str>) -> DbOptions {
@@ -67,6 +74,23 @@ fn insert_row(
     Ok(())
 }
 
+/// Deletes row `id` and its secondary entries if the row is there.
+fn delete_row(
+    txn: &mut flushwise_engine::db::Txn<'_>,
+    primary: IndexId,
+    secondaries: &[IndexId; 2],
+    id: u64,
+) -> Result<bool, Box<dyn std::error::Error>> {
+    let pk = id.to_be_bytes();
+    if !txn.delete(primary, &pk)? {
+        return Ok(false);
+    }
+    for (index, key) in secondaries.iter().zip(secondary_keys(id)) {
+        txn.delete_secondary_entry(*index, &key, &pk, b"")?;
+    }
+    Ok(true)
+}
+
 fn run(args: &[String]) -> Result<(), Box<dyn std::error::Error>> {
     let (dir, create, first, cb_dir) = match args {
         [dir, create, first] => (dir, create, first, None),
@@ -102,6 +126,10 @@ fn run(args: &[String]) -> Result<(), Box<dyn std::error::Error>> {
     for id in first.. {
         let mut txn = db.begin();
         insert_row(&mut txn, primary, &secondaries, id)?;
+        let deleted = match id.checked_sub(DELETE_LAG) {
+            Some(old) if id % 2 == 0 => delete_row(&mut txn, primary, &secondaries, old)?.then_some(old),
+            _ => None,
+        };
         if id % 10 == 0 {
             db.flush_all()?;
         }
@@ -110,6 +138,9 @@ fn run(args: &[String]) -> Result<(), Box<dyn std::error::Error>> {
             writeln!(out, "R {id}")?;
         } else {
             txn.commit()?;
+            if let Some(old) = deleted {
+                writeln!(out, "D {old}")?;
+            }
             writeln!(out, "C {id}")?;
         }
         if id % 100 == 0 {

@@ -65,6 +65,7 @@ use std::time::{Duration, Instant};
 
 use flushwise_core::Lsn;
 
+use super::leaf_space::LeafFill;
 use super::{DbError, Index, Result};
 use crate::btree::node::{self, Node, NodeKind, NO_PAGE};
 use crate::btree::BTreeError;
@@ -441,9 +442,9 @@ struct Builder<'a> {
     prev_leaf: u32,
     /// `(first key, page)` of every finished leaf.
     children: Vec<(Vec<u8>, u32)>,
-    /// `(page, free bytes)` of every leaf written (the change buffer's
+    /// `(page, free bytes and entries)` of every leaf written (the change buffer's
     /// knowledge of a non-unique index's leaves, told once the load is in).
-    leaf_free: Vec<(u32, u32)>,
+    leaf_free: Vec<(u32, LeafFill)>,
     prev_key: Option<Vec<u8>>,
     report: LoadReport,
 }
@@ -527,8 +528,7 @@ impl<'a> Builder<'a> {
         node.set_next(next);
         self.children.push((node.key(0).to_vec(), page_no));
         self.sink.write(page_no, PageType::BTreeLeaf, &self.leaf)?;
-        self.leaf_free
-            .push((page_no, Node::new(&self.leaf[..]).free_total() as u32));
+        self.leaf_free.push((page_no, leaf_fill(&self.leaf)));
         self.report.leaf_pages += 1;
         self.prev_leaf = page_no;
         self.leaf_page = Some(next);
@@ -550,8 +550,7 @@ impl<'a> Builder<'a> {
         node.set_next(NO_PAGE);
         self.children.push((node.key(0).to_vec(), last));
         self.sink.write(last, PageType::BTreeLeaf, &self.leaf)?;
-        self.leaf_free
-            .push((last, Node::new(&self.leaf[..]).free_total() as u32));
+        self.leaf_free.push((last, leaf_fill(&self.leaf)));
         self.report.leaf_pages += 1;
         let mut children = std::mem::take(&mut self.children);
         let mut level: u8 = 1;
@@ -589,6 +588,15 @@ impl<'a> Builder<'a> {
 /// child of a node is its leftmost pointer and costs no cell), then the
 /// last node takes one child from the previous one if it was left with a
 /// single child and the previous can spare one.
+/// What the change buffer learns of a finished leaf image.
+fn leaf_fill(image: &[u8]) -> LeafFill {
+    let node = Node::new(image);
+    LeafFill {
+        free_bytes: node.free_total() as u32,
+        entries: node.count() as u32,
+    }
+}
+
 fn group_children(children: &[(Vec<u8>, u32)], fill_bytes: usize) -> Vec<std::ops::Range<usize>> {
     let mut groups = Vec::new();
     let mut start = 0;
@@ -680,8 +688,8 @@ pub(crate) fn load(
     }
     store.release_unused(builder.sink.next..builder.sink.end);
     if !index.unique {
-        for &(page_no, free) in &builder.leaf_free {
-            db.secondary_hook.leaves.note_free(page_no, Some(free));
+        for &(page_no, fill) in &builder.leaf_free {
+            db.secondary_hook.leaves.note(page_no, Some(fill));
         }
     }
     let mut report = builder.report;

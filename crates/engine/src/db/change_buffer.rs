@@ -1,26 +1,32 @@
 //! The change buffer (InnoDB's insert buffer, paper `004`, issue #16): an
-//! insert into a non-unique secondary index whose target leaf is not in the
-//! buffer pool is recorded in a separate B+tree instead of reading the
-//! leaf, and merged into the leaf when anyone next latches it, or by the
-//! background merger.
+//! insert into or a delete from a non-unique secondary index whose target
+//! leaf is not in the buffer pool is recorded in a separate B+tree instead
+//! of reading the leaf, and applied to the leaf when anyone next latches
+//! it, or by the background merger.
 //!
 //! **Layout.** One B+tree (pages typed [`PageType::ChangeBuffer`], root in
 //! the catalog under `change_buffer`) with one record per leaf that has
 //! buffered entries: key = the leaf's page number (big-endian), value = the
-//! index id (u32 LE) then each entry as key length (u16 LE), value length
-//! (u16 LE), key, value, in arrival order. A record never exceeds the
+//! index id (u32 LE) then each operation as key length (u16 LE, its top
+//! bit set for a delete), value length (u16 LE), key, value, in arrival
+//! order (a merge applies them in that order, so an insert and a later
+//! delete of one entry cancel). A record never exceeds the
 //! tree's entry limit (a quarter page), so a leaf holds at most that much
 //! buffered (InnoDB caps it with its free-space bits at 1/8..1/32 of a
 //! page, `ibuf0ibuf.c` `IBUF_BITMAP_FREE`).
 //!
-//! **Never overflow a leaf.** A merge must not split: the leaf is filled
-//! under its own latch, with no latch on its parent. So an insert is
-//! buffered only if the leaf's free space is *known* and covers every
-//! entry buffered for it ([`super::leaf_space`]: learned from every latch
-//! and commit of a leaf through a secondary index's store and from the
-//! bulk loader, kept across a clean close, unknown after a crash until the
-//! leaf is read again; InnoDB keeps the same knowledge in its bitmap
-//! pages). A leaf whose free space is unknown gets its inserts directly.
+//! **Never overflow a leaf, never empty one.** A merge must not split a
+//! leaf or remove it: the leaf is changed under its own latch, with no
+//! latch on its parent. So an insert is buffered only if the leaf's free
+//! space is *known* and covers every insert buffered for it (deletes
+//! buffered before it are not counted as freeing anything), and a delete
+//! only if the leaf's entry count is known and exceeds the deletes
+//! buffered for it, this one included ([`super::leaf_space`]: learned from
+//! every latch and commit of a leaf through a secondary index's store and
+//! from the bulk loader, kept across a clean close, unknown after a crash
+//! until the leaf is read again; InnoDB keeps the free space in its bitmap
+//! pages and infers the count from what it buffered, `ibuf_insert_low`).
+//! A leaf with nothing known gets its changes directly.
 //!
 //! **Invariants.**
 //! 1. A claim (buffered bytes for a leaf) exists only while the leaf's
@@ -43,8 +49,18 @@
 //! merged -> change-buffer tree latches. No one takes a secondary latch or
 //! a shard while holding a change-buffer latch.
 //!
+//! **Deletes** (InnoDB's buffered purge, `IBUF_OP_DELETE`; this engine
+//! deletes physically, so there is no delete-mark to buffer) come through
+//! [`crate::db::Txn::delete_secondary_entry`], whose caller knows the
+//! entry exists because it derived it from the row it holds locked, as
+//! InnoDB's purge and delete-mark do: the leaf is not read to confirm it,
+//! and the undo record holds the entry's value from the caller. A
+//! buffered delete that finds no entry at merge removes nothing and is
+//! counted (`merge_missing`).
+//!
 //! **Size.** At most `max_pct` % of the buffer pool in buffered bytes
-//! (`innodb_change_buffer_max_size`); past it inserts go to their leaves.
+//! (every operation counted at its entry's footprint,
+//! `innodb_change_buffer_max_size`); past it changes go to their leaves.
 //! The background merger reads pending leaves every second: 10 a second
 //! (5 % of InnoDB's default `innodb_io_capacity` of 200, 5.6's
 //! `ibuf_merge_in_background` `PCT_IO(5)`) while at most half full, rising
@@ -60,10 +76,11 @@
 //! buffer moves when the mode asks for the other place. `off` takes no new
 //! entries but merges what a previous run buffered.
 //!
-//! **Not buffered:** deletes (InnoDB 5.5+ also buffers delete-marks and
-//! purges; this engine deletes physically, and a buffered delete could
-//! empty a leaf, which a merge may not do), and inserts into unique
-//! indexes (they must read the leaf to check uniqueness, as in InnoDB).
+//! **Not buffered:** changes to unique indexes (an insert must read the
+//! leaf to check uniqueness, as in InnoDB), updates in place (a
+//! non-unique index's entries are replaced by a delete and an insert), and
+//! deletes through `delete` / `delete_secondary`, which report whether the
+//! entry existed and so must read it.
 //! With the change buffer active `insert_secondary` does not read the leaf
 //! to reject a duplicate `(secondary, primary)` pair: the primary key's
 //! uniqueness makes the pair new, as InnoDB assumes; a duplicate met at
@@ -87,7 +104,7 @@ use crate::buffer::{ShellGuard, SpaceStore};
 use crate::page::{self, PageType};
 use crate::page_store::{Latch, PageGuard, PageStore, StoreError};
 
-use super::leaf_space::LeafSpace;
+use super::leaf_space::{LeafFill, LeafSpace};
 use super::store::{Role, SharedStore};
 
 /// Where secondary-index inserts go when their leaf is not in the pool.
@@ -169,10 +186,13 @@ impl Default for ChangeBufferOptions {
 pub struct ChangeBufferStats {
     /// Inserts recorded in the change buffer instead of their leaf.
     pub buffered_inserts: u64,
-    /// Inserts that wanted buffering but went to their leaf (leaf free
-    /// space unknown or short, buffer full).
+    /// Deletes recorded in the change buffer instead of their leaf.
+    pub buffered_deletes: u64,
+    /// Changes that wanted buffering but went to their leaf (leaf free
+    /// space or entry count unknown or short, buffer full).
     pub buffer_refused: u64,
-    /// Buffered entries applied to their leaf.
+    /// Buffered operations applied to their leaf (inserts added, deletes
+    /// that removed an entry).
     pub merged_entries: u64,
     /// Merges done when a user latched a leaf with buffered entries.
     pub merges_on_access: u64,
@@ -182,8 +202,10 @@ pub struct ChangeBufferStats {
     pub pending_pages: u64,
     /// Bytes of buffered entries now (their footprint in the leaves).
     pub pending_bytes: u64,
-    /// Buffered entries found already in their leaf at merge and dropped.
+    /// Buffered inserts found already in their leaf at merge and dropped.
     pub merge_duplicates: u64,
+    /// Buffered deletes whose entry was not in their leaf at merge.
+    pub merge_missing: u64,
 }
 
 /// Rounds of "latch, find entries to merge, merge" before a latch gives up
@@ -198,29 +220,67 @@ const SHARDS: usize = 64;
 const RECORD_HEADER_LEN: usize = 4;
 /// Entry header: key and value lengths.
 const ENTRY_HEADER_LEN: usize = 4;
+/// The key length's top bit: the operation is a delete.
+const OP_DELETE_BIT: u16 = 1 << 15;
 /// Background merge rate while at most half full, leaves per second.
 const MERGE_PER_S_MIN: u64 = 10;
 /// Background merge rate when full, leaves per second.
 const MERGE_PER_S_MAX: u64 = 200;
 const MERGER_PERIOD: Duration = Duration::from_secs(1);
 
-#[derive(Clone, Copy, Debug)]
+/// A buffered operation on a leaf entry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Op {
+    Insert,
+    Delete,
+}
+
+/// What is buffered for one leaf (the sums its record's operations give).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Claim {
     index_id: u32,
-    /// Bytes the buffered entries will take in the leaf, slots included.
+    /// Bytes the buffered inserts will take in the leaf, slots included.
     footprint: u32,
+    /// Buffered deletes.
+    deletes: u32,
+    /// Bytes counted against the size cap (every operation's entry
+    /// footprint).
+    size: u32,
     /// Length of the leaf's record in the tree.
     record_len: u32,
+}
+
+impl Claim {
+    fn of_record(index_id: u32, ops: &Ops<'_>, record_len: usize) -> Self {
+        let mut claim = Self {
+            index_id,
+            footprint: 0,
+            deletes: 0,
+            size: 0,
+            record_len: record_len as u32,
+        };
+        for (op, key, value) in ops {
+            let footprint = node::entry_footprint(key.len(), value.len()) as u32;
+            claim.size += footprint;
+            match op {
+                Op::Insert => claim.footprint += footprint,
+                Op::Delete => claim.deletes += 1,
+            }
+        }
+        claim
+    }
 }
 
 #[derive(Default)]
 struct Counters {
     buffered_inserts: AtomicU64,
+    buffered_deletes: AtomicU64,
     buffer_refused: AtomicU64,
     merged_entries: AtomicU64,
     merges_on_access: AtomicU64,
     merges_background: AtomicU64,
     merge_duplicates: AtomicU64,
+    merge_missing: AtomicU64,
 }
 
 /// The open change buffer of a database.
@@ -252,11 +312,11 @@ fn corrupt(page_no: u32, reason: impl Into<String>) -> BTreeError {
     }
 }
 
-/// Buffered `(key, value)` entries of one record, borrowed from it.
-type Entries<'r> = Vec<(&'r [u8], &'r [u8])>;
+/// Buffered `(operation, key, value)` of one record, borrowed from it.
+type Ops<'r> = Vec<(Op, &'r [u8], &'r [u8])>;
 
-/// The entries of a record: `(index id, entries)`.
-fn decode_record(page_no: u32, record: &[u8]) -> Result<(u32, Entries<'_>), BTreeError> {
+/// The operations of a record: `(index id, operations)`.
+fn decode_record(page_no: u32, record: &[u8]) -> Result<(u32, Ops<'_>), BTreeError> {
     let bad = || corrupt(page_no, "change-buffer record is malformed");
     let id = record.get(..RECORD_HEADER_LEN).ok_or_else(bad)?;
     let index_id = u32::from_le_bytes([id[0], id[1], id[2], id[3]]);
@@ -264,20 +324,33 @@ fn decode_record(page_no: u32, record: &[u8]) -> Result<(u32, Entries<'_>), BTre
     let mut at = RECORD_HEADER_LEN;
     while at < record.len() {
         let h = record.get(at..at + ENTRY_HEADER_LEN).ok_or_else(bad)?;
-        let key_len = usize::from(u16::from_le_bytes([h[0], h[1]]));
+        let key_word = u16::from_le_bytes([h[0], h[1]]);
+        let op = if key_word & OP_DELETE_BIT != 0 {
+            Op::Delete
+        } else {
+            Op::Insert
+        };
+        let key_len = usize::from(key_word & !OP_DELETE_BIT);
         let value_len = usize::from(u16::from_le_bytes([h[2], h[3]]));
         at += ENTRY_HEADER_LEN;
         let key = record.get(at..at + key_len).ok_or_else(bad)?;
         at += key_len;
         let value = record.get(at..at + value_len).ok_or_else(bad)?;
         at += value_len;
-        entries.push((key, value));
+        entries.push((op, key, value));
     }
     Ok((index_id, entries))
 }
 
-fn encode_entry(out: &mut Vec<u8>, key: &[u8], value: &[u8]) {
-    out.extend_from_slice(&(key.len() as u16).to_le_bytes());
+fn encode_entry(out: &mut Vec<u8>, op: Op, key: &[u8], value: &[u8]) {
+    // Keys are at most a quarter page (`BTree::max_entry_len`), far below
+    // the flag bit.
+    debug_assert!(key.len() < usize::from(OP_DELETE_BIT));
+    let flag = match op {
+        Op::Insert => 0,
+        Op::Delete => OP_DELETE_BIT,
+    };
+    out.extend_from_slice(&(key.len() as u16 | flag).to_le_bytes());
     out.extend_from_slice(&(value.len() as u16).to_le_bytes());
     out.extend_from_slice(key);
     out.extend_from_slice(value);
@@ -382,20 +455,10 @@ impl ChangeBuffer {
                     .try_into()
                     .map_err(|_| corrupt(cb.tree.root_page_no(), "change-buffer key is not a page number"))?,
             );
-            let (index_id, entries) = decode_record(page_no, &record)?;
-            let footprint: usize = entries
-                .iter()
-                .map(|(k, v)| node::entry_footprint(k.len(), v.len()))
-                .sum();
-            cb.shard(page_no).lock().insert(
-                page_no,
-                Claim {
-                    index_id,
-                    footprint: footprint as u32,
-                    record_len: record.len() as u32,
-                },
-            );
-            cb.total_bytes.fetch_add(footprint as u64, Ordering::SeqCst);
+            let (index_id, ops) = decode_record(page_no, &record)?;
+            let claim = Claim::of_record(index_id, &ops, record.len());
+            cb.shard(page_no).lock().insert(page_no, claim);
+            cb.total_bytes.fetch_add(u64::from(claim.size), Ordering::SeqCst);
             cb.set_pending(page_no);
         }
         Ok(Some(Arc::new(cb)))
@@ -410,14 +473,10 @@ impl ChangeBuffer {
             let page_no = <[u8; 4]>::try_from(key.as_slice())
                 .map(u32::from_be_bytes)
                 .map_err(|_| corrupt(self.tree.root_page_no(), "change-buffer key is not a page number"))?;
-            let (index_id, entries) = decode_record(page_no, &record)?;
-            let footprint: usize = entries
-                .iter()
-                .map(|(k, v)| node::entry_footprint(k.len(), v.len()))
-                .sum();
-            match self.shard(page_no).lock().get(&page_no) {
-                Some(c) if c.index_id == index_id && c.footprint as usize == footprint => {}
-                _ => return Err(corrupt(page_no, "change-buffer record without a matching claim")),
+            let (index_id, ops) = decode_record(page_no, &record)?;
+            let expected = Claim::of_record(index_id, &ops, record.len());
+            if self.shard(page_no).lock().get(&page_no) != Some(&expected) {
+                return Err(corrupt(page_no, "change-buffer record without a matching claim"));
             }
         }
         Ok(())
@@ -439,12 +498,9 @@ impl ChangeBuffer {
         self.leaves.clear_pending(page_no);
     }
 
-    fn known_free(&self, page_no: u32) -> Option<u32> {
-        self.leaves.known_free(page_no)
-    }
-
-    /// The free bytes of a B+tree leaf page (`None` for any other page).
-    pub(crate) fn leaf_free_bytes(guard: &ShellGuard<'_>) -> Option<u32> {
+    /// The free bytes and entries of a B+tree leaf page (`None` for any
+    /// other page).
+    pub(crate) fn leaf_fill(guard: &ShellGuard<'_>) -> Option<LeafFill> {
         if page::peek_page_type_raw(guard.page_bytes()) != PageType::BTreeLeaf as u16 {
             return None;
         }
@@ -452,18 +508,19 @@ impl ChangeBuffer {
         if node.validate_header().is_err() || !node.is_leaf() {
             return None;
         }
-        Some(node.free_total() as u32)
+        Some(LeafFill {
+            free_bytes: node.free_total() as u32,
+            entries: node.count() as u32,
+        })
     }
 
-    fn note_free(&self, page_no: u32, free: Option<u32>) {
-        self.leaves.note_free(page_no, free);
-    }
-
-    /// Buffers `key -> value` for `tree` (the non-unique index `index_id`)
-    /// if its leaf is not resident and has room known for it; `false`: the
-    /// caller inserts into the tree itself.
+    /// Buffers `op` of `key -> value` for `tree` (the non-unique index
+    /// `index_id`) if its leaf is not resident and what is known of it
+    /// allows (room for an insert, an entry left after a delete); `false`:
+    /// the caller changes the tree itself.
     pub(crate) fn try_buffer(
         &self,
+        op: Op,
         index_id: u32,
         tree: &BTree<SharedStore>,
         key: &[u8],
@@ -478,20 +535,67 @@ impl ChangeBuffer {
             return Ok(false);
         }
         let decided = tree.with_leaf_parent(key, |leaf_no| {
-            self.buffer_for_leaf(index_id, leaf_no, key, value, footprint)
+            self.buffer_for_leaf(op, index_id, leaf_no, key, value, footprint)
         })?;
         let buffered = decided.unwrap_or(Ok(false))?;
-        let counter = if buffered {
-            &self.counters.buffered_inserts
-        } else {
-            &self.counters.buffer_refused
+        let counter = match (buffered, op) {
+            (true, Op::Insert) => &self.counters.buffered_inserts,
+            (true, Op::Delete) => &self.counters.buffered_deletes,
+            (false, _) => &self.counters.buffer_refused,
         };
         counter.fetch_add(1, Ordering::Relaxed);
         Ok(buffered)
     }
 
+    /// Whether `op` on the leaf, with `claim` buffered for it, may be
+    /// buffered by what is known of the leaf (not its residency).
+    fn admits(&self, op: Op, leaf_no: u32, claim: Option<Claim>, key: &[u8], value: &[u8], footprint: u32) -> bool {
+        let Some(known) = self.leaves.known(leaf_no) else {
+            return false;
+        };
+        let record_len =
+            claim.map_or(RECORD_HEADER_LEN, |c| c.record_len as usize) + ENTRY_HEADER_LEN + key.len() + value.len();
+        let fits = match op {
+            Op::Insert => claim.map_or(0, |c| c.footprint) + footprint <= known.free_bytes,
+            // Every buffered delete may remove an entry; buffered inserts
+            // are not counted on (a duplicate is dropped at merge).
+            Op::Delete => claim.map_or(0, |c| c.deletes) + 1 < known.entries,
+        };
+        fits && record_len <= self.max_record_len
+    }
+
+    /// Whether [`Self::try_buffer`] would buffer `op` now (a hint: the
+    /// answer may change before the call; nothing is reserved).
+    pub(crate) fn would_buffer(
+        &self,
+        op: Op,
+        tree: &BTree<SharedStore>,
+        key: &[u8],
+        value: &[u8],
+    ) -> Result<bool, BTreeError> {
+        if self.mode == ChangeBufferMode::Off {
+            return Ok(false);
+        }
+        let footprint = node::entry_footprint(key.len(), value.len()) as u32;
+        if self.total_bytes.load(Ordering::SeqCst) + u64::from(footprint) > self.max_bytes {
+            return Ok(false);
+        }
+        let decided = tree.with_leaf_parent(key, |leaf_no| {
+            let claim = self.shard(leaf_no).lock().get(&leaf_no).copied();
+            !self.data.is_resident(leaf_no) && self.admits(op, leaf_no, claim, key, value, footprint)
+        })?;
+        Ok(decided.unwrap_or(false))
+    }
+
+    /// Counts a delete through [`Self::try_buffer`]'s refusal path that
+    /// found no entry (the caller said it existed).
+    pub(crate) fn note_missing_delete(&self) {
+        self.counters.merge_missing.fetch_add(1, Ordering::Relaxed);
+    }
+
     fn buffer_for_leaf(
         &self,
+        op: Op,
         index_id: u32,
         leaf_no: u32,
         key: &[u8],
@@ -511,15 +615,11 @@ impl ChangeBuffer {
         if self.data.is_resident(leaf_no) {
             return refuse(self);
         }
-        let Some(free) = self.known_free(leaf_no) else {
-            return refuse(self);
-        };
-        let claimed = claim.map_or(0, |c| c.footprint);
-        let record_len =
-            claim.map_or(RECORD_HEADER_LEN, |c| c.record_len as usize) + ENTRY_HEADER_LEN + key.len() + value.len();
-        if claimed + footprint > free || record_len > self.max_record_len {
+        if !self.admits(op, leaf_no, claim, key, value, footprint) {
             return refuse(self);
         }
+        let claimed = claim.map_or(0, |c| c.footprint);
+        let deletes = claim.map_or(0, |c| c.deletes);
         let cb_key = leaf_no.to_be_bytes();
         let mut record = match claim {
             Some(c) => {
@@ -536,16 +636,22 @@ impl ChangeBuffer {
             }
             None => index_id.to_le_bytes().to_vec(),
         };
-        encode_entry(&mut record, key, value);
+        encode_entry(&mut record, op, key, value);
         if let Err(e) = self.tree.upsert(&cb_key, &record) {
             refuse(self)?;
             return Err(e);
         }
+        let (added_footprint, added_deletes) = match op {
+            Op::Insert => (footprint, 0),
+            Op::Delete => (0, 1),
+        };
         shard.insert(
             leaf_no,
             Claim {
                 index_id,
-                footprint: claimed + footprint,
+                footprint: claimed + added_footprint,
+                deletes: deletes + added_deletes,
+                size: claim.map_or(0, |c| c.size) + footprint,
                 record_len: record.len() as u32,
             },
         );
@@ -553,8 +659,8 @@ impl ChangeBuffer {
         Ok(true)
     }
 
-    /// Applies the page's buffered entries, if any, and deletes its record,
-    /// in one redo group. The caller holds no latch on the page.
+    /// Applies the page's buffered operations, if any, and deletes its
+    /// record, in one redo group. The caller holds no latch on the page.
     pub(crate) fn merge(&self, space: &SpaceStore, page_no: u32, background: bool) -> Result<(), StoreError> {
         // The redo free check may wait for the page cleaner: never under
         // the shard (see the lock order).
@@ -571,12 +677,12 @@ impl ChangeBuffer {
             .get(&cb_key)
             .map_err(store_err)?
             .ok_or_else(|| store_err(corrupt(page_no, "a claim without its change-buffer record")))?;
-        let (index_id, entries) = decode_record(page_no, &record).map_err(store_err)?;
+        let (index_id, ops) = decode_record(page_no, &record).map_err(store_err)?;
         if index_id != claim.index_id {
             return Err(store_err(corrupt(page_no, "change-buffer record names another index")));
         }
-        let mut duplicates = 0u64;
-        let free_after = {
+        let (mut duplicates, mut missing) = (0u64, 0u64);
+        let fill_after = {
             let mut node = Node::new(leaf.bytes_mut());
             node.validate_header().map_err(|r| store_err(corrupt(page_no, r)))?;
             if !node.is_leaf() {
@@ -585,10 +691,10 @@ impl ChangeBuffer {
                     "buffered entries for a page that is not a leaf",
                 )));
             }
-            for (key, value) in &entries {
-                match node.search(key) {
-                    Ok(_) => duplicates += 1,
-                    Err(i) => {
+            for (op, key, value) in &ops {
+                match (op, node.search(key)) {
+                    (Op::Insert, Ok(_)) => duplicates += 1,
+                    (Op::Insert, Err(i)) => {
                         if !node.fits(key.len(), value.len()) {
                             return Err(store_err(corrupt(
                                 page_no,
@@ -597,20 +703,33 @@ impl ChangeBuffer {
                         }
                         node.insert_at(i, key, value);
                     }
+                    (Op::Delete, Ok(i)) => node.remove_at(i),
+                    (Op::Delete, Err(_)) => missing += 1,
                 }
             }
-            node.free_total() as u32
+            if node.count() == 0 {
+                // Dropping the guard unapplied puts the page back.
+                return Err(store_err(corrupt(
+                    page_no,
+                    "buffered deletes would empty their leaf (its entry count was overstated)",
+                )));
+            }
+            LeafFill {
+                free_bytes: node.free_total() as u32,
+                entries: node.count() as u32,
+            }
         };
         self.tree.delete_with(&cb_key, vec![leaf]).map_err(store_err)?;
         shard.remove(&page_no);
-        self.total_bytes.fetch_sub(u64::from(claim.footprint), Ordering::SeqCst);
+        self.total_bytes.fetch_sub(u64::from(claim.size), Ordering::SeqCst);
         self.clear_pending(page_no);
-        self.note_free(page_no, Some(free_after));
+        self.leaves.note(page_no, Some(fill_after));
         drop(shard);
         let c = &self.counters;
         c.merged_entries
-            .fetch_add(entries.len() as u64 - duplicates, Ordering::Relaxed);
+            .fetch_add(ops.len() as u64 - duplicates - missing, Ordering::Relaxed);
         c.merge_duplicates.fetch_add(duplicates, Ordering::Relaxed);
+        c.merge_missing.fetch_add(missing, Ordering::Relaxed);
         if background {
             c.merges_background.fetch_add(1, Ordering::Relaxed);
         } else {
@@ -675,6 +794,7 @@ impl ChangeBuffer {
         let r = |a: &AtomicU64| a.load(Ordering::Relaxed);
         ChangeBufferStats {
             buffered_inserts: r(&c.buffered_inserts),
+            buffered_deletes: r(&c.buffered_deletes),
             buffer_refused: r(&c.buffer_refused),
             merged_entries: r(&c.merged_entries),
             merges_on_access: r(&c.merges_on_access),
@@ -682,6 +802,7 @@ impl ChangeBuffer {
             pending_pages: self.shards.iter().map(|s| s.lock().len() as u64).sum(),
             pending_bytes: self.total_bytes.load(Ordering::SeqCst),
             merge_duplicates: r(&c.merge_duplicates),
+            merge_missing: r(&c.merge_missing),
         }
     }
 }

@@ -303,6 +303,8 @@ pub enum DbError {
     },
     #[error("index {index}: duplicate key {key:?}")]
     DuplicateKey { index: String, key: String },
+    #[error("index {index}: no entry {key:?} with the value given")]
+    NoSuchEntry { index: String, key: String },
     #[error("no index named {name:?}")]
     NoSuchIndex { name: String },
     #[error("no index with id {id}")]

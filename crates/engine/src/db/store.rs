@@ -9,7 +9,7 @@
 //!   [`PageType::ChangeBuffer`] (so I/O is counted by page type);
 //! - `Secondary` (non-unique indexes): every latch first merges the
 //!   change buffer's entries for the page, if it has any, and tells the
-//!   change buffer the free space of every leaf it latches or commits
+//!   change buffer the free space and entry count of every leaf it latches or commits
 //!   ([`super::change_buffer`]). Until the change buffer is attached (at
 //!   open, after the catalog) it delegates.
 
@@ -78,7 +78,7 @@ impl PageStore for SharedStore {
             let cb = match hook.change_buffer.get() {
                 Some(cb) if hook.leaves.is_pending(page_no) => cb,
                 _ => {
-                    hook.leaves.note_free(page_no, ChangeBuffer::leaf_free_bytes(&guard));
+                    hook.leaves.note(page_no, ChangeBuffer::leaf_fill(&guard));
                     return Ok(guard);
                 }
             };
@@ -107,14 +107,14 @@ impl PageStore for SharedStore {
         };
         // Free space after the change; told only once it is committed (a
         // failed commit restores the pages).
-        let leaves: Vec<(u32, Option<u32>)> = guards
+        let leaves: Vec<_> = guards
             .iter()
             .filter(|g| g.latch() == Latch::Exclusive)
-            .map(|g| (g.page_no(), ChangeBuffer::leaf_free_bytes(g)))
+            .map(|g| (g.page_no(), ChangeBuffer::leaf_fill(g)))
             .collect();
         let lsn = self.0.commit(guards)?;
-        for (page_no, free) in leaves {
-            hook.leaves.note_free(page_no, free);
+        for (page_no, fill) in leaves {
+            hook.leaves.note(page_no, fill);
         }
         Ok(lsn)
     }

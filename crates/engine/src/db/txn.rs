@@ -24,6 +24,7 @@ use std::sync::Arc;
 
 use flushwise_core::Lsn;
 
+use super::change_buffer::Op;
 use super::lock::{LockError, LockKey, LockMode, TxnId};
 use super::undo::UndoEntry;
 use super::{Database, DbError, Index, IndexId, Result};
@@ -343,7 +344,7 @@ impl<'db> Txn<'db> {
         Self::check_entry(&index, &key, value)?;
         self.lock(&index, &key, LockMode::Exclusive)?;
         self.logged_change(&index, &key, None, |i| {
-            if cb.try_buffer(i.id.0, &i.tree, &key, value)? {
+            if cb.try_buffer(Op::Insert, i.id.0, &i.tree, &key, value)? {
                 Ok(())
             } else {
                 i.tree.insert(&key, value)
@@ -355,6 +356,62 @@ impl<'db> Txn<'db> {
     pub fn delete_secondary(&mut self, index: IndexId, secondary: &[u8], primary: &[u8]) -> Result<bool> {
         let id = self.non_unique(index, "delete_secondary needs a non-unique index")?.id;
         self.delete(id, &composite_key(secondary, primary))
+    }
+
+    /// Non-unique indexes: removes the entry `(secondary, primary) → value`,
+    /// which the caller knows exists because it derived it from the row it
+    /// holds locked (an update of an indexed column, a row's deletion): the
+    /// contract of InnoDB's buffered delete-mark and purge. Unlike
+    /// [`Self::delete_secondary`] it need not read the leaf: with the
+    /// change buffer active the delete may be buffered
+    /// ([`super::change_buffer`]), and the undo record takes `value` from
+    /// the caller.
+    ///
+    /// When the delete is not going to be buffered, the entry is read
+    /// first and [`DbError::NoSuchEntry`] returned (nothing changed) if it
+    /// is absent or holds another value. A buffered delete is checked at
+    /// merge instead: an absent entry is counted
+    /// (`ChangeBufferStats::merge_missing`), and a rollback would then
+    /// insert the entry the caller described.
+    pub fn delete_secondary_entry(
+        &mut self,
+        index: IndexId,
+        secondary: &[u8],
+        primary: &[u8],
+        value: &[u8],
+    ) -> Result<()> {
+        let index = self.non_unique(index, "delete_secondary_entry needs a non-unique index")?;
+        let key = composite_key(secondary, primary);
+        Self::check_entry(&index, &key, value)?;
+        self.lock(&index, &key, LockMode::Exclusive)?;
+        let cb = self.db.active_change_buffer().cloned();
+        let buffer = match &cb {
+            Some(cb) => cb
+                .would_buffer(Op::Delete, &index.tree, &key, value)
+                .map_err(|e| Self::tree_err(&index, e))?,
+            None => false,
+        };
+        if !buffer {
+            if self.read(&index, &key)?.as_deref() != Some(value) {
+                return Err(DbError::NoSuchEntry {
+                    index: index.name.clone(),
+                    key: printable(&key),
+                });
+            }
+            return self.logged_change(&index, &key, Some(value.to_vec()), |i| i.tree.delete(&key).map(drop));
+        }
+        self.logged_change(&index, &key, Some(value.to_vec()), |i| {
+            let Some(cb) = &cb else { return Ok(()) };
+            if cb.try_buffer(Op::Delete, i.id.0, &i.tree, &key, value)? {
+                return Ok(());
+            }
+            // The leaf came in (or the buffer filled) since the hint:
+            // delete in place, trusting the caller as a buffered delete does.
+            if !i.tree.delete(&key)? {
+                cb.note_missing_delete();
+            }
+            Ok(())
+        })
     }
 
     /// Non-unique indexes: every `(primary, value)` of `secondary`, by primary key.

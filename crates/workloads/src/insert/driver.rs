@@ -10,6 +10,16 @@
 //! retries are counted); any other error ends the run with that error.
 //! A row is a pure function of (run seed, id) ([`Row::generate`]).
 //!
+//! With `update_pct` > 0 that share of the transactions are instead
+//! sysbench's `oltp_update_index` (`UPDATE sbtest SET k = k + 1 WHERE
+//! id = ?`) over every secondary column: a loaded row, uniform over the
+//! loaded ids, is read for update; each secondary entry `(k_j, id)` is
+//! deleted (through `delete_secondary_entry`: the row says it exists, so
+//! the change buffer may buffer the delete) and `(k_j + 1, id)` inserted;
+//! the row is rewritten. The choice and the id come from a per-thread
+//! stream of (seed, thread), so the mix does not depend on timing, though
+//! which row a thread meets first does.
+//!
 //! The measured window starts after `warmup` and lasts `duration` (or
 //! ends early at an interrupt). At both ends the coordinator (the calling
 //! thread) takes a [`WindowSnapshot`] of the engine's cumulative counters
@@ -34,6 +44,10 @@ use flushwise_engine::db::{ChangeBufferStats, Database, DbError, Txn};
 use super::load::{max_id, require_loaded, LoadMarker};
 use super::schema::{InsertSchema, Row, ID_FIRST};
 use super::InsertError;
+use crate::tpcc::random::{stream, Rng64};
+
+/// Stream tag of a thread's insert/update choices ("UPDM").
+const TAG_UPDATE_MIX: u64 = 0x5550_444d;
 
 /// Most threads (one OS thread each).
 pub const THREADS_MAX: u32 = 4096;
@@ -59,6 +73,9 @@ pub struct RunConfig {
     pub report_interval: Duration,
     /// Set (by Ctrl-C) to end the run early.
     pub interrupt: Option<Arc<AtomicBool>>,
+    /// Percent of transactions that update a loaded row's secondary
+    /// columns instead of inserting a row (0..=100).
+    pub update_pct: u8,
 }
 
 impl RunConfig {
@@ -70,6 +87,7 @@ impl RunConfig {
             seed,
             report_interval: Duration::from_secs(10),
             interrupt: None,
+            update_pct: 0,
         }
     }
 
@@ -84,6 +102,9 @@ impl RunConfig {
         }
         if self.report_interval < Duration::from_millis(100) {
             return bad("--report-interval: at least 100ms".into());
+        }
+        if self.update_pct > 100 {
+            return bad(format!("--update-pct {}: from 0 to 100", self.update_pct));
         }
         Ok(())
     }
@@ -199,6 +220,8 @@ pub struct RunReport {
     pub elapsed_s: f64,
     /// Transactions whose commit returned in the measured window.
     pub transactions: u64,
+    /// Of them, updates (`update_pct`).
+    pub updates: u64,
     /// Their retries (deadlocks, lock-wait timeouts).
     pub retries: u64,
     /// Their latency, first begin to commit return, us.
@@ -221,23 +244,61 @@ fn insert_body(txn: &mut Txn<'_>, schema: &InsertSchema, row: &Row, key: &[u8], 
     Ok(())
 }
 
+/// The update's body: `k_j = k_j + 1` for every secondary column of row
+/// `id`, its entries moved, the row rewritten.
+fn update_body(txn: &mut Txn<'_>, schema: &InsertSchema, id: u64) -> Result<(), InsertError> {
+    let key = Row::key_of(id);
+    let Some(value) = txn.get_for_update(schema.primary, &key)? else {
+        return Err(InsertError::NotLoaded {
+            reason: format!("row {id} of the load is missing: run `insert check`"),
+        });
+    };
+    let mut row = Row::decode(&key, &value)?;
+    for (&index, k) in schema.secondaries.iter().zip(row.keys.iter_mut()) {
+        let new = k.wrapping_add(1);
+        txn.delete_secondary_entry(index, &Row::secondary_key(*k), &key, &[])?;
+        txn.insert_secondary(index, &Row::secondary_key(new), &key, &[])?;
+        *k = new;
+    }
+    txn.update(schema.primary, &key, &row.value())?;
+    Ok(())
+}
+
 /// Inserts `row` in one transaction, retrying on deadlock or lock-wait
 /// timeout; returns the retries it took.
 pub fn insert_row(db: &Database, schema: &InsertSchema, row: &Row) -> Result<u32, InsertError> {
-    let key = row.key();
-    let value = row.value();
+    let (key, value) = (row.key(), row.value());
+    with_retries(db, |txn| Ok(insert_body(txn, schema, row, &key, &value)?))
+}
+
+/// Updates row `id`'s secondary columns in one transaction (see the
+/// module doc), retrying as [`insert_row`]; returns the retries.
+pub fn update_row(db: &Database, schema: &InsertSchema, id: u64) -> Result<u32, InsertError> {
+    with_retries(db, |txn| update_body(txn, schema, id))
+}
+
+fn is_retryable(e: &InsertError) -> bool {
+    matches!(e, InsertError::Db(e) if e.is_retryable())
+}
+
+/// Runs `body` in a transaction and commits, rolling back and retrying on
+/// deadlock or lock-wait timeout; returns the retries it took.
+fn with_retries(
+    db: &Database,
+    mut body: impl FnMut(&mut Txn<'_>) -> Result<(), InsertError>,
+) -> Result<u32, InsertError> {
     let mut retries = 0;
     loop {
         let mut txn = db.begin();
-        match insert_body(&mut txn, schema, row, &key, &value) {
+        match body(&mut txn) {
             Ok(()) => {
                 txn.commit()?;
                 return Ok(retries);
             }
             Err(e) => {
                 txn.rollback()?;
-                if !e.is_retryable() || retries >= RETRIES_MAX {
-                    return Err(e.into());
+                if !is_retryable(&e) || retries >= RETRIES_MAX {
+                    return Err(e);
                 }
                 retries += 1;
                 // Back off a little, more for repeat victims.
@@ -251,6 +312,7 @@ pub fn insert_row(db: &Database, schema: &InsertSchema, row: &Row) -> Result<u32
 #[derive(Default)]
 struct ThreadTotals {
     transactions: u64,
+    updates: u64,
     retries: u64,
     latency: Histogram,
 }
@@ -272,6 +334,7 @@ pub fn run(
     let first_id = max_id(db, &schema)?.map_or(ID_FIRST, |m| m + 1);
     let next_id = AtomicU64::new(first_id);
     let committed = AtomicU64::new(0);
+    let inserted = AtomicU64::new(0);
     let stop = AtomicBool::new(false);
     let warmup_us = micros(config.warmup);
     // The window's end, us since the start; set by the coordinator.
@@ -289,21 +352,32 @@ pub fn run(
         if warmup_us == 0 {
             window_start = Some(WindowSnapshot::capture(db, start, 0));
         }
-        for _ in 0..config.threads {
-            let (schema, next_id, committed, stop) = (&schema, &next_id, &committed, &stop);
+        for thread in 0..config.threads {
+            let (schema, next_id, committed, inserted, stop) = (&schema, &next_id, &committed, &inserted, &stop);
             let (window_end_us, first_error, totals) = (&window_end_us, &first_error, &totals);
+            let loaded_rows = marker.rows;
             scope.spawn(move || {
                 let mut mine = ThreadTotals::default();
+                let mut mix = stream(config.seed, &[TAG_UPDATE_MIX, u64::from(thread)]);
                 while !stop.load(Ordering::Relaxed) {
-                    let id = next_id.fetch_add(1, Ordering::Relaxed);
-                    let row = Row::generate(config.seed, id, schema.shape);
+                    let update = loaded_rows > 0 && config.update_pct > 0 && mix.percent(u64::from(config.update_pct));
                     let began = Instant::now();
-                    match insert_row(db, schema, &row) {
+                    let done = if update {
+                        update_row(db, schema, ID_FIRST + mix.below(loaded_rows))
+                    } else {
+                        let id = next_id.fetch_add(1, Ordering::Relaxed);
+                        insert_row(db, schema, &Row::generate(config.seed, id, schema.shape))
+                    };
+                    match done {
                         Ok(retries) => {
                             committed.fetch_add(1, Ordering::Relaxed);
+                            if !update {
+                                inserted.fetch_add(1, Ordering::Relaxed);
+                            }
                             let end_us = micros(start.elapsed());
                             if end_us >= warmup_us && end_us <= window_end_us.load(Ordering::Acquire) {
                                 mine.transactions += 1;
+                                mine.updates += u64::from(update);
                                 mine.retries += u64::from(retries);
                                 mine.latency.record(micros(began.elapsed()));
                             }
@@ -318,6 +392,7 @@ pub fn run(
                 }
                 if let Ok(mut t) = totals.lock() {
                     t.transactions += mine.transactions;
+                    t.updates += mine.updates;
                     t.retries += mine.retries;
                     t.latency.merge(&mine.latency);
                 }
@@ -392,11 +467,12 @@ pub fn run(
         threads: config.threads,
         seed: config.seed,
         first_id,
-        rows_inserted: committed.into_inner(),
+        rows_inserted: inserted.into_inner(),
         warmup_s: config.warmup.as_secs_f64(),
         measured_s: window_end.t_us.saturating_sub(window_start.t_us) as f64 / 1e6,
         elapsed_s: start.elapsed().as_secs_f64(),
         transactions: totals.transactions,
+        updates: totals.updates,
         retries: totals.retries,
         latency: totals.latency,
         window_start,
