@@ -302,6 +302,10 @@ pub struct SimArgs {
     /// Insert load: the change buffer's largest share of the pool, percent.
     #[arg(long, default_value_t = 25)]
     pub change_buffer_max_pct: u8,
+    /// Insert load: percent of transactions that update a loaded row's
+    /// secondary columns (`k = k + 1`) instead of inserting, 0 to 100.
+    #[arg(long, default_value_t = 0)]
+    pub update_pct: u8,
     /// TPC-C transaction mix: standard (45/43/4/4/4) or read-mostly
     /// (10/6/40/4/40: 80 % Order-Status and Stock-Level).
     #[arg(long, default_value = "standard")]
@@ -492,6 +496,7 @@ impl SimArgs {
             secondary_indexes: self.secondary_indexes,
             change_buffer: self.change_buffer.clone(),
             change_buffer_max_pct: self.change_buffer_max_pct,
+            update_pct: self.update_pct,
         }
     }
 

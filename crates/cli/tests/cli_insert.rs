@@ -8,6 +8,9 @@
 //!   change-buffer counters, latency, seed, configuration hash and commit;
 //! - a run with `--change-buffer on --output csv` keeps stdout to a header
 //!   and one row, one column per field;
+//! - a run with `--update-pct 50` counts its updates and its buffered
+//!   deletes, and `run --check` finds every moved entry under its row's
+//!   new key;
 //! - `insert check` (and `run --check`) pass after the runs: every
 //!   secondary entry matches its row;
 //! - bad input gets one clear line naming the flag and exit 2.
@@ -134,6 +137,33 @@ fn json_and_csv_runs_report_tables_1_and_2_and_the_table_stays_consistent() {
     assert_eq!(cell("first_id").parse::<u64>().unwrap(), 5001 + inserted);
     assert!(!lines[1].contains('{'), "no JSON in a cell: {}", lines[1]);
 
+    let mixed = run(
+        &dir,
+        "2s",
+        &[
+            "--change-buffer",
+            "on",
+            "--update-pct",
+            "50",
+            "--check",
+            "--output",
+            "json",
+        ],
+    );
+    let m: Value = serde_json::from_str(mixed.trim()).unwrap();
+    let (txns, updates) = (m["transactions"].as_u64().unwrap(), m["updates"].as_u64().unwrap());
+    assert!(updates > 0 && updates < txns, "a mix of updates and inserts: {m}");
+    assert_eq!(m["update_pct"].as_u64(), Some(50));
+    assert!(m["change_buffer_stats"]["buffered_deletes"].as_u64().is_some(), "{m}");
+    assert_eq!(m["change_buffer_stats"]["merge_missing"].as_u64(), Some(0), "{m}");
+    assert!(
+        m["consistency"]
+            .as_str()
+            .unwrap_or("")
+            .contains("every entry matches its row"),
+        "{m}"
+    );
+
     let verdict = ok(&flushwise(&[
         "insert",
         "check",
@@ -191,6 +221,10 @@ fn bad_insert_input_is_refused_naming_the_flag() {
         "only with --change-buffer separate-device",
     );
     refused(&["insert", "run", "--dir", d, "--threads", "0"], "--threads 0");
+    refused(
+        &["insert", "run", "--dir", d, "--update-pct", "101"],
+        "--update-pct 101",
+    );
     refused(&["insert", "run", "--dir", d], "no prepared insert database");
     refused(&["insert", "prepare", "--dir", d, "--rows", "0"], "--rows 0");
     refused(

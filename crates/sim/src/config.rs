@@ -34,11 +34,13 @@ pub enum WorkloadSpec {
     /// Paper 004's insert load (`flushwise_tpcc_model::insert`): `rows`
     /// loaded, `secondary_indexes` non-unique indexes on random keys; with
     /// the change buffer at `change_buffer_max_pct` % of the pool (0: off;
-    /// `crate::change_buffer`).
+    /// `crate::change_buffer`); `update_pct` % of the transactions update a
+    /// loaded row's secondary columns instead of inserting.
     Insert {
         rows: u64,
         secondary_indexes: u32,
         change_buffer_max_pct: u8,
+        update_pct: u8,
     },
 }
 
@@ -80,12 +82,18 @@ impl std::fmt::Debug for WorkloadSpec {
                 rows,
                 secondary_indexes,
                 change_buffer_max_pct,
-            } => f
-                .debug_struct("Insert")
-                .field("rows", rows)
-                .field("secondary_indexes", secondary_indexes)
-                .field("change_buffer_max_pct", change_buffer_max_pct)
-                .finish(),
+                update_pct,
+            } => {
+                let mut d = f.debug_struct("Insert");
+                d.field("rows", rows)
+                    .field("secondary_indexes", secondary_indexes)
+                    .field("change_buffer_max_pct", change_buffer_max_pct);
+                // Only when set: insert-only runs keep their hashes.
+                if *update_pct > 0 {
+                    d.field("update_pct", update_pct);
+                }
+                d.finish()
+            }
         }
     }
 }

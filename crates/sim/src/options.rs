@@ -68,6 +68,8 @@ pub struct SimOptions {
     pub change_buffer: String,
     /// Insert load: the change buffer's largest share of the pool, %.
     pub change_buffer_max_pct: u8,
+    /// Insert load: percent of transactions that update a loaded row.
+    pub update_pct: u8,
 }
 
 impl Default for SimOptions {
@@ -95,6 +97,7 @@ impl Default for SimOptions {
             secondary_indexes: 3,
             change_buffer: "off".into(),
             change_buffer_max_pct: 25,
+            update_pct: 0,
         }
     }
 }
@@ -191,6 +194,7 @@ impl SimOptions {
                     rows: self.rows,
                     secondary_indexes: self.secondary_indexes,
                     change_buffer_max_pct,
+                    update_pct: self.update_pct,
                 }
             }
             (other, _) => return Err(format!("--workload {other}: accepted are tpcc, tpch, insert and trace")),

@@ -227,10 +227,12 @@ impl Simulation {
             WorkloadSpec::Insert {
                 rows,
                 secondary_indexes,
+                update_pct,
                 ..
             } => Box::new(InsertWorkload::new(
                 *rows,
                 *secondary_indexes,
+                *update_pct,
                 config.page_size_bytes,
                 config.seed,
             )?),

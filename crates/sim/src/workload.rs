@@ -160,10 +160,17 @@ pub struct InsertWorkload {
 }
 
 impl InsertWorkload {
-    pub fn new(rows: u64, secondary_indexes: u32, page_size_bytes: u32, seed: u64) -> Result<Self, String> {
+    pub fn new(
+        rows: u64,
+        secondary_indexes: u32,
+        update_pct: u8,
+        page_size_bytes: u32,
+        seed: u64,
+    ) -> Result<Self, String> {
         let model = flushwise_tpcc_model::insert::InsertModel::new(flushwise_tpcc_model::insert::InsertModelConfig {
             rows,
             secondary_indexes,
+            update_pct,
             page_size_bytes,
             ..Default::default()
         })?;

@@ -8,6 +8,13 @@
 //! one row: a descent of the primary to its right-most leaf (exclusive,
 //! modified) and, per secondary index, a descent through the root and one
 //! internal page (shared) to a uniformly drawn leaf (exclusive, modified).
+//! With `update_pct`, that share of the transactions update a loaded row's
+//! secondary columns instead (`insert run --update-pct`, `k = k + 1`): the
+//! primary's leaf of a uniformly drawn loaded row (exclusive, modified)
+//! and, per secondary index, a uniformly drawn leaf fixed twice exclusive
+//! (the old entry's delete, then the new entry's insert: `k + 1` lands on
+//! the same leaf but for a vanishing share of keys); the table does not
+//! grow.
 //!
 //! Sizes follow the engine's layout (16 KiB pages: a primary entry of a
 //! 120-byte row takes about 134 bytes, a secondary entry 20): the loaded
@@ -51,6 +58,8 @@ pub struct InsertModelConfig {
     pub secondary_indexes: u32,
     pub row_bytes: u32,
     pub page_size_bytes: u32,
+    /// Percent of transactions that update a loaded row (0..=100).
+    pub update_pct: u8,
 }
 
 impl Default for InsertModelConfig {
@@ -60,6 +69,7 @@ impl Default for InsertModelConfig {
             secondary_indexes: 3,
             row_bytes: 120,
             page_size_bytes: 16_384,
+            update_pct: 0,
         }
     }
 }
@@ -83,6 +93,9 @@ impl InsertModel {
                 "--secondary-indexes {}: from 1 to {MAX_SECONDARY_INDEXES}",
                 config.secondary_indexes
             ));
+        }
+        if config.update_pct > 100 {
+            return Err(format!("--update-pct {}: from 0 to 100", config.update_pct));
         }
         let page = u64::from(config.page_size_bytes);
         let loaded_fill = page * 15 / 16;
@@ -143,11 +156,12 @@ impl InsertModel {
         self.spaces().map(|s| self.space_pages(s)).sum()
     }
 
-    /// Appends one transaction (one row inserted) to `out`.
+    /// Appends one transaction (one row inserted, or one updated) to `out`.
     pub fn fill_transaction(&mut self, agent: u32, rng: &mut impl Rng64, out: &mut Vec<TraceRecord>) {
         let first = INTERNAL_PAGES + 1;
+        let update = self.config.update_pct > 0 && rng.percent(u64::from(self.config.update_pct));
         out.push(TraceRecord::txn_begin(agent, TxnType::Other));
-        let insert_at = |space: u32, internal: u32, leaf: u64, out: &mut Vec<TraceRecord>| {
+        let change_at = |space: u32, internal: u32, leaf: u64, out: &mut Vec<TraceRecord>| {
             let root = PageId::new(space, 0);
             let inner = PageId::new(space, 1 + internal);
             let leaf = PageId::new(space, first + leaf as u32);
@@ -164,16 +178,27 @@ impl InsertModel {
                 INSERT_REDO_BYTES,
             ));
         };
-        let primary_leaf = self.rows / self.rows_per_primary_leaf;
-        insert_at(PRIMARY_SPACE, INTERNAL_PAGES - 1, primary_leaf, out);
+        let primary_leaves = self.config.rows.div_ceil(self.rows_per_primary_leaf);
+        let (primary_leaf, primary_internal) = if update {
+            let leaf = rng.below(primary_leaves);
+            (leaf, (leaf * u64::from(INTERNAL_PAGES) / primary_leaves) as u32)
+        } else {
+            (self.rows / self.rows_per_primary_leaf, INTERNAL_PAGES - 1)
+        };
+        change_at(PRIMARY_SPACE, primary_internal, primary_leaf, out);
         let leaves = self.secondary_leaves();
         for i in 0..self.config.secondary_indexes {
             let leaf = rng.below(leaves);
             let internal = (leaf * u64::from(INTERNAL_PAGES) / leaves) as u32;
-            insert_at(SECONDARY_SPACE_FIRST + i, internal, leaf, out);
+            change_at(SECONDARY_SPACE_FIRST + i, internal, leaf, out);
+            if update {
+                change_at(SECONDARY_SPACE_FIRST + i, internal, leaf, out);
+            }
         }
         out.push(TraceRecord::txn_commit(agent, TxnType::Other));
-        self.rows += 1;
+        if !update {
+            self.rows += 1;
+        }
     }
 }
 
@@ -209,6 +234,42 @@ mod tests {
             .filter(|r| matches!(r.event, TraceEvent::Unfix { .. }))
             .count();
         assert_eq!(fixes, unfixes);
+    }
+
+    #[test]
+    fn an_update_changes_a_loaded_row_and_each_secondary_leaf_twice_without_growing_the_table() {
+        let mut m = InsertModel::new(InsertModelConfig {
+            update_pct: 100,
+            ..InsertModelConfig::default()
+        })
+        .unwrap();
+        let mut rng = Xoshiro256StarStar::seed_from_u64(1);
+        let mut out = Vec::new();
+        let pages_before = m.database_pages();
+        for _ in 0..1_000 {
+            out.clear();
+            m.fill_transaction(0, &mut rng, &mut out);
+            let modified: Vec<PageId> = out
+                .iter()
+                .filter_map(|r| match r.event {
+                    TraceEvent::Unfix {
+                        page, modified: true, ..
+                    } => Some(page),
+                    _ => None,
+                })
+                .collect();
+            assert_eq!(modified.len(), 1 + 2 * 3, "{out:?}");
+            assert!(modified[0].page_no < m.space_pages(PRIMARY_SPACE) as u32);
+            for pair in modified[1..].chunks(2) {
+                assert_eq!(pair[0], pair[1], "the delete and the insert share a leaf");
+            }
+        }
+        assert_eq!(m.database_pages(), pages_before, "updates do not grow the table");
+        assert!(InsertModel::new(InsertModelConfig {
+            update_pct: 101,
+            ..InsertModelConfig::default()
+        })
+        .is_err());
     }
 
     #[test]

@@ -229,6 +229,31 @@ mod tests {
     use super::*;
 
     #[test]
+    fn free_space_and_entries_are_known_together_beside_the_pending_bit() {
+        let l = LeafSpace::default();
+        let fill = LeafFill {
+            free_bytes: 16_000,
+            entries: 900,
+        };
+        assert_eq!(l.known(9), None);
+        l.set_pending(9);
+        assert_eq!(l.known(9), None, "the pending bit alone says nothing of the leaf");
+        l.note(9, Some(fill));
+        assert!(l.is_pending(9), "noting the fill keeps the pending bit");
+        assert_eq!(l.known(9), Some(fill));
+        l.clear_pending(9);
+        assert_eq!(l.known(9), Some(fill), "clearing the bit keeps the fill");
+        let empty_full = LeafFill {
+            free_bytes: 0,
+            entries: 0,
+        };
+        l.note(9, Some(empty_full));
+        assert_eq!(l.known(9), Some(empty_full), "zero is a known value");
+        l.note(9, None);
+        assert_eq!(l.known(9), None);
+    }
+
+    #[test]
     fn values_survive_a_save_at_the_same_checkpoint_only() {
         let dir = tempfile::tempdir().unwrap();
         let path = LeafSpace::path_in(dir.path());
