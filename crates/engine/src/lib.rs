@@ -3,6 +3,7 @@
 //! All file I/O goes through the narrow [`storage::StorageBackend`] trait.
 
 pub mod btree;
+pub mod calibrate;
 pub mod buffer;
 pub mod db;
 pub mod memory;
