@@ -116,8 +116,10 @@ pub fn calibrate(args: &CalibrateArgs) -> Result<(), String> {
     let text = preset.to_toml();
     // What the shells will build from the file: the same model, or a bug.
     let label = out_path.display().to_string();
-    let spec = DeviceSpec::from_calibrated_toml(&text, &label).map_err(|e| format!("the preset does not read back: {e}"))?;
-    std::fs::write(&out_path, &text).map_err(|e| format!("--out {}: cannot write the preset: {e}", out_path.display()))?;
+    let spec =
+        DeviceSpec::from_calibrated_toml(&text, &label).map_err(|e| format!("the preset does not read back: {e}"))?;
+    std::fs::write(&out_path, &text)
+        .map_err(|e| format!("--out {}: cannot write the preset: {e}", out_path.display()))?;
     config.name = label;
     let provenance = preset.provenance.as_ref();
     match args.output {

@@ -54,7 +54,8 @@ use std::process::ExitCode;
 use clap::Parser;
 
 use args::{
-    Cli, Command, DeviceCommand, InsertCommand, LabCommand, SimCommand, TpccCommand, TpchCommand, TraceCommand, WisconsinCommand,
+    Cli, Command, DeviceCommand, InsertCommand, LabCommand, SimCommand, TpccCommand, TpchCommand, TraceCommand,
+    WisconsinCommand,
 };
 
 fn main() -> ExitCode {

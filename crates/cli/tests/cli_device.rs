@@ -91,12 +91,18 @@ fn quick_calibration_writes_a_preset_the_simulator_runs_on() {
         .unwrap()
         .map(|e| e.unwrap().file_name())
         .collect();
-    assert!(leftovers.is_empty(), "test files left in the measured dir: {leftovers:?}");
+    assert!(
+        leftovers.is_empty(),
+        "test files left in the measured dir: {leftovers:?}"
+    );
 
     // The preset names its provenance and is what the JSON said.
     let toml = std::fs::read_to_string(&preset).unwrap();
     assert!(toml.contains("[model]") && toml.contains("[provenance]") && toml.contains("[[point]]"));
-    assert!(toml.contains(&format!("commit = \"{}\"", v["commit"].as_str().unwrap())), "{toml}");
+    assert!(
+        toml.contains(&format!("commit = \"{}\"", v["commit"].as_str().unwrap())),
+        "{toml}"
+    );
 
     // The simulator runs on it and records the preset's path and hash.
     let device = format!("calibrated:{}", preset.display());

@@ -35,14 +35,14 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use flushwise_core::device::calibration::{Figures, LogWritePoint, Measurements, MeasuredPoint, Pattern};
+use flushwise_core::device::calibration::{Figures, LogWritePoint, MeasuredPoint, Measurements, Pattern};
 use flushwise_core::histogram::Histogram;
 
 use crate::storage::{open_file, AlignedBuf, IoMode, StorageBackend, StorageError};
 
 /// The engine's page: every random request is one.
 pub const REQUEST_BYTES: u32 = 16 * 1024;
-/// Write unit of the file fill.
+/// Write unit of the file fill (a power of two).
 const FILL_CHUNK_BYTES: usize = 1 << 20;
 /// Size of the append before the timed `fdatasync` (a small group commit).
 const FSYNC_APPEND_BYTES: usize = 4096;
@@ -114,7 +114,7 @@ impl CalibrateOptions {
     /// Checks every field; the message names the option.
     pub fn validate(&self) -> Result<(), String> {
         let request = u64::from(REQUEST_BYTES);
-        if self.file_size_bytes < 64 * request || self.file_size_bytes % FILL_CHUNK_BYTES as u64 != 0 {
+        if self.file_size_bytes < 64 * request || self.file_size_bytes & (FILL_CHUNK_BYTES as u64 - 1) != 0 {
             return Err(format!(
                 "file size {} bytes: a multiple of 1 MiB and at least {} bytes (64 pages) is needed",
                 self.file_size_bytes,
@@ -137,7 +137,7 @@ impl CalibrateOptions {
         }
         let largest_log = self.log_write_bytes.iter().copied().max().unwrap_or(0);
         for size in &self.log_write_bytes {
-            if *size == 0 || size % 512 != 0 {
+            if *size == 0 || size & 511 != 0 {
                 return Err(format!("log write of {size} bytes: a multiple of 512 bytes is needed"));
             }
         }
@@ -263,7 +263,9 @@ pub fn calibrate(
         options.io
     ));
     let sequential_write_mb_per_s = fill(&*data, options.file_size_bytes, stop)?;
-    progress(&format!("  sequential 1 MiB writes: {sequential_write_mb_per_s:.0} MB/s"));
+    progress(&format!(
+        "  sequential 1 MiB writes: {sequential_write_mb_per_s:.0} MB/s"
+    ));
 
     let slots = options.file_size_bytes / u64::from(REQUEST_BYTES);
     let mut points = Vec::new();

@@ -3,8 +3,8 @@
 //! All file I/O goes through the narrow [`storage::StorageBackend`] trait.
 
 pub mod btree;
-pub mod calibrate;
 pub mod buffer;
+pub mod calibrate;
 pub mod db;
 pub mod memory;
 pub mod page;

@@ -390,9 +390,9 @@ pub fn device_flag(words: &[String]) -> Result<Option<DeviceSpec>, String> {
     match words {
         [] => Ok(None),
         [kind] if kind.eq_ignore_ascii_case("native") => Ok(None),
-        [kind] if kind.eq_ignore_ascii_case("emulated") => {
-            Err(format!("--device emulated: name the device model, one of {presets} or calibrated:PATH"))
-        }
+        [kind] if kind.eq_ignore_ascii_case("emulated") => Err(format!(
+            "--device emulated: name the device model, one of {presets} or calibrated:PATH"
+        )),
         [kind, preset] if kind.eq_ignore_ascii_case("emulated") => flushwise_sim::resolve_device(preset)
             .map(Some)
             .map_err(|e| format!("--device emulated {preset}: {e}")),

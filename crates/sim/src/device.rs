@@ -100,7 +100,10 @@ mod tests {
     #[test]
     fn a_missing_or_bad_preset_names_the_file() {
         let err = resolve_device("calibrated:/nonexistent/x.toml").unwrap_err();
-        assert!(err.contains("/nonexistent/x.toml") && err.contains("cannot read"), "{err}");
+        assert!(
+            err.contains("/nonexistent/x.toml") && err.contains("cannot read"),
+            "{err}"
+        );
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("bad.toml");
         std::fs::write(&path, PRESET.replace("transfer_us_per_mib = 600\n", "")).unwrap();

@@ -292,7 +292,11 @@ mod tests {
             ..config()
         })
         .unwrap();
-        assert_eq!(slow_transfer.latency_ns(IoKind::Read, 512, 1), 15_000, "never below zero");
+        assert_eq!(
+            slow_transfer.latency_ns(IoKind::Read, 512, 1),
+            15_000,
+            "never below zero"
+        );
     }
 
     #[test]

@@ -515,8 +515,14 @@ mod tests {
         // Mixed at QD4: every request finds 7 others in flight.
         let (read, write) = predict(&truth(), Pattern::Mixed, 4, 16384).unwrap();
         let (read, write) = (read.unwrap(), write.unwrap());
-        assert!((read.mean_latency_us / (120.0 + 14.5 * 7.0) - 1.0).abs() < 0.02, "{read:?}");
-        assert!((write.mean_latency_us / (105.0 + 12.0 * 7.0) - 1.0).abs() < 0.02, "{write:?}");
+        assert!(
+            (read.mean_latency_us / (120.0 + 14.5 * 7.0) - 1.0).abs() < 0.02,
+            "{read:?}"
+        );
+        assert!(
+            (write.mean_latency_us / (105.0 + 12.0 * 7.0) - 1.0).abs() < 0.02,
+            "{write:?}"
+        );
     }
 
     #[test]

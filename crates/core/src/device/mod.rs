@@ -52,8 +52,8 @@ pub mod ssd;
 
 pub use calibrated::{CalibratedConfig, CalibratedModel};
 pub use constant::{ConstantConfig, ConstantModel};
-pub use preset::CalibratedPreset;
 pub use hdd::{HddConfig, HddModel};
+pub use preset::CalibratedPreset;
 pub use ssd::{SsdConfig, SsdModel};
 
 use std::cmp::Reverse;

@@ -275,7 +275,10 @@ fn parse_tables(text: &str) -> Result<Vec<Table>, DeviceError> {
                 .ok_or_else(|| preset_error(line, format!("expected `key = value` or a [table], got `{content}`")))?;
             let key = key.trim();
             if key.is_empty() || !key.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-') {
-                return Err(preset_error(line, format!("`{key}` is not a bare key (letters, digits, _ and -)")));
+                return Err(preset_error(
+                    line,
+                    format!("`{key}` is not a bare key (letters, digits, _ and -)"),
+                ));
             }
             let value = parse_value(value.trim()).map_err(|reason| preset_error(line, format!("`{key}`: {reason}")))?;
             let table = match tables.last_mut() {
@@ -364,7 +367,12 @@ fn parse_string(body: &str) -> Result<String, String> {
                     let code = u32::from_str_radix(&hex, 16).map_err(|_| format!("bad escape `\\u{hex}`"))?;
                     out.push(char::from_u32(code).ok_or_else(|| format!("bad escape `\\u{hex}`"))?);
                 }
-                other => return Err(format!("unsupported escape `\\{}`", other.map(String::from).unwrap_or_default())),
+                other => {
+                    return Err(format!(
+                        "unsupported escape `\\{}`",
+                        other.map(String::from).unwrap_or_default()
+                    ))
+                }
             },
             c if c.is_control() => return Err("control character inside a string".into()),
             c => out.push(c),
@@ -433,7 +441,11 @@ impl CalibratedPreset {
         let model_line = model.line;
         config.validate().map_err(|e| match e {
             DeviceError::InvalidConfig { field, reason } => {
-                let line = model.entries.iter().find(|(k, _, _)| k == field).map_or(model_line, |e| e.2);
+                let line = model
+                    .entries
+                    .iter()
+                    .find(|(k, _, _)| k == field)
+                    .map_or(model_line, |e| e.2);
                 preset_error(line, format!("[model] `{field}` {reason}"))
             }
             other => other,
@@ -741,14 +753,19 @@ mod tests {
         // Another text, another name: a run records which preset it used.
         let other = model_only().replace("120.5", "121.5");
         assert_ne!(
-            DeviceSpec::from_calibrated_toml(&other, "/tmp/m.toml").unwrap().describe(),
+            DeviceSpec::from_calibrated_toml(&other, "/tmp/m.toml")
+                .unwrap()
+                .describe(),
             spec.describe()
         );
     }
 
     #[test]
     fn comments_and_blank_lines_are_ignored() {
-        let text = format!("# a preset\n\n{}  # trailing\n", model_only().replace('\n', "   # note\n"));
+        let text = format!(
+            "# a preset\n\n{}  # trailing\n",
+            model_only().replace('\n', "   # note\n")
+        );
         assert!(CalibratedPreset::from_toml(&text, "x").is_ok(), "{text}");
     }
 
@@ -756,21 +773,45 @@ mod tests {
     fn bad_presets_are_refused_naming_line_and_field() {
         let model = model_only();
         let cases: Vec<(String, &[&str])> = vec![
-            (model.replace("transfer_us_per_mib = 640.0\n", ""), &["[model]", "transfer_us_per_mib"]),
-            (model.replace("14.5", "\"fast\""), &["line 5", "read_latency_per_outstanding_us", "a string"]),
-            (model.replace("120.5", "-3"), &["line 3", "read_base_latency_us", ">= 0"]),
+            (
+                model.replace("transfer_us_per_mib = 640.0\n", ""),
+                &["[model]", "transfer_us_per_mib"],
+            ),
+            (
+                model.replace("14.5", "\"fast\""),
+                &["line 5", "read_latency_per_outstanding_us", "a string"],
+            ),
+            (
+                model.replace("120.5", "-3"),
+                &["line 3", "read_base_latency_us", ">= 0"],
+            ),
             (model.replace("120.5", "nan"), &["read_base_latency_us", "nan"]),
             (format!("{model}speed = 3\n"), &["unknown key `speed`", "[model]"]),
             (format!("{model}[disk]\n"), &["unknown table `[disk]`"]),
             (format!("{model}[model]\n"), &["defined twice"]),
-            (model.replace("write_base_latency_us = 100", "write_base_latency_us = 100\nwrite_base_latency_us = 7"), &["given twice"]),
+            (
+                model.replace(
+                    "write_base_latency_us = 100",
+                    "write_base_latency_us = 100\nwrite_base_latency_us = 7",
+                ),
+                &["given twice"],
+            ),
             (model.replace("format_version = 1\n", ""), &["format_version"]),
-            (model.replace("format_version = 1", "format_version = 2"), &["format_version", "2"]),
+            (
+                model.replace("format_version = 1", "format_version = 2"),
+                &["format_version", "2"],
+            ),
             (model.replace("[model]", "[model"), &["line 2", "unclosed"]),
             ("format_version = 1\n".into(), &["[model] table is missing"]),
-            (format!("{model}[provenance]\ndir = \"/x\n"), &["`dir`", "unterminated string"]),
+            (
+                format!("{model}[provenance]\ndir = \"/x\n"),
+                &["`dir`", "unterminated string"],
+            ),
             (format!("{model}[provenance]\ndir = 3\n"), &["`dir` must be a string"]),
-            (format!("{model}[[point]]\npattern = \"read\"\n"), &["[[point]] needs a [measured] table"]),
+            (
+                format!("{model}[[point]]\npattern = \"read\"\n"),
+                &["[[point]] needs a [measured] table"],
+            ),
             (format!("{model}read_iops 3\n"), &["expected `key = value`"]),
         ];
         for (text, wanted) in cases {
@@ -785,7 +826,10 @@ mod tests {
     fn bad_measurements_are_refused_naming_the_field() {
         let text = full().to_toml();
         let message = error_of(&text.replace("pattern = \"read\"", "pattern = \"scan\""));
-        assert!(message.contains("`pattern` \"scan\"") && message.contains("mixed"), "{message}");
+        assert!(
+            message.contains("`pattern` \"scan\"") && message.contains("mixed"),
+            "{message}"
+        );
         let message = error_of(&text.replace("queue_depth = 1\n", "queue_depth = 1\nwrite_iops = 5.0\n"));
         assert!(message.contains("no `write_iops`"), "{message}");
         let message = error_of(&text.replace("write_iops = 25000.0\n", ""));
