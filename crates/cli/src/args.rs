@@ -92,6 +92,60 @@ pub enum Command {
     /// 004's Tables 1 and 2), check (every secondary entry against its row).
     #[command(subcommand)]
     Insert(InsertCommand),
+    /// Storage devices: calibrate measures this machine's storage the way
+    /// the engine uses it and writes a device-model preset that `sim run
+    /// --device calibrated:FILE` and `--device emulated calibrated:FILE`
+    /// take.
+    #[command(subcommand)]
+    Device(DeviceCommand),
+}
+
+#[derive(Subcommand, Debug)]
+pub enum DeviceCommand {
+    /// Measures 16 KiB O_DIRECT random reads and writes at queue depths
+    /// 1-32 (one thread per request in flight, as the engine), reads beside
+    /// writes, sequential log appends with fdatasync and fdatasync alone,
+    /// in test files it removes at the end; fits the calibrated device
+    /// model, prints measured vs model for every point and writes the
+    /// preset (about 1.5 minutes by default, a few seconds with --quick).
+    Calibrate(CalibrateArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct CalibrateArgs {
+    /// Directory to measure (its filesystem and disk); created if missing.
+    #[arg(long, value_name = "DIR")]
+    pub dir: PathBuf,
+    /// Where to write the preset (default: DIR/calibrated.toml).
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// How long each measured point runs, e.g. 2s, 500ms (default 2s; 100ms
+    /// with --quick).
+    #[arg(long, value_name = "DURATION")]
+    pub duration_per_point: Option<String>,
+    /// Size of the random-I/O test file, e.g. 1GiB (default 1GiB; 16MiB
+    /// with --quick). Larger than any cache in front of the disk measures
+    /// the disk.
+    #[arg(long, value_name = "SIZE")]
+    pub file_size: Option<String>,
+    /// A run of a few seconds (tests, a first look): small file, short
+    /// points, queue depths 1-8.
+    #[arg(long)]
+    pub quick: bool,
+    /// direct (O_DIRECT, as the engine's data files), buffered, or auto:
+    /// direct unless DIR is on a tmpfs, which refuses O_DIRECT.
+    #[arg(long, default_value = "auto")]
+    pub io: String,
+    #[arg(long, value_enum, default_value = "table")]
+    pub output: CalibrateOutput,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CalibrateOutput {
+    /// Measured vs model, one line a point, on stdout.
+    Table,
+    /// One JSON object (`"kind":"calibration"`) on stdout; progress on stderr.
+    Json,
 }
 
 #[derive(Args, Debug)]
@@ -321,7 +375,8 @@ pub struct SimArgs {
     pub redo: String,
     #[arg(long, value_name = "BYTES", default_value = "16384")]
     pub page_size: String,
-    /// Data device: ssd, hdd, constant or a preset (samsung-850-pro, nvme-generic, wd-1tb-7200, db2-table3).
+    /// Data device: ssd, hdd, constant, a preset (samsung-850-pro, nvme-generic, wd-1tb-7200, db2-table3)
+    /// or calibrated:FILE (a preset from `flushwise device calibrate`).
     #[arg(long, default_value = "ssd")]
     pub device: String,
     /// Redo log device (default: the same model as --device, a separate disk).

@@ -17,6 +17,8 @@
 //! - `lab list | run`: every experiment by name, the tuned oracle and the
 //!   own-policy matrix among them;
 //! - `trace record-model | oracle-general | info`;
+//! - `device calibrate`: this machine's storage measured and fitted into a
+//!   device-model preset (`--device calibrated:FILE`);
 //! - `policies`: every policy and its declared parameters.
 //!
 //! `sim run`, `tpcc run` and `compare` take `--metrics-addr HOST:PORT`:
@@ -32,6 +34,7 @@
 mod args;
 mod compare_cmd;
 mod crash_cmd;
+mod device_cmd;
 mod engine_opts;
 mod insert_cmd;
 mod interrupt;
@@ -51,7 +54,8 @@ use std::process::ExitCode;
 use clap::Parser;
 
 use args::{
-    Cli, Command, InsertCommand, LabCommand, SimCommand, TpccCommand, TpchCommand, TraceCommand, WisconsinCommand,
+    Cli, Command, DeviceCommand, InsertCommand, LabCommand, SimCommand, TpccCommand, TpchCommand, TraceCommand,
+    WisconsinCommand,
 };
 
 fn main() -> ExitCode {
@@ -99,6 +103,7 @@ fn main() -> ExitCode {
         Command::Insert(InsertCommand::Prepare(a)) => insert_cmd::prepare(&a),
         Command::Insert(InsertCommand::Run(a)) => insert_cmd::run(&a),
         Command::Insert(InsertCommand::Check(a)) => insert_cmd::check(&a),
+        Command::Device(DeviceCommand::Calibrate(a)) => device_cmd::calibrate(&a),
     };
     match outcome {
         // Stopped by Ctrl-C / SIGTERM: the partial result is out; exit as

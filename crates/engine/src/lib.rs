@@ -4,6 +4,7 @@
 
 pub mod btree;
 pub mod buffer;
+pub mod calibrate;
 pub mod db;
 pub mod memory;
 pub mod page;

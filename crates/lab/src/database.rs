@@ -381,20 +381,23 @@ pub fn copy_database(from: &Path, to: &Path) -> Result<(), String> {
 }
 
 /// `--device native` (`None`: this machine's disk) or `--device emulated
-/// PRESET` (the engine's data files behind a device model).
+/// PRESET` (the engine's data files behind a device model; PRESET may be
+/// `calibrated:PATH`, a preset file from `flushwise device calibrate`, whose
+/// path and content hash the device's description, and so the run's
+/// configuration hash, carry).
 pub fn device_flag(words: &[String]) -> Result<Option<DeviceSpec>, String> {
     let presets = flushwise_core::device::preset_names().join(", ");
     match words {
         [] => Ok(None),
         [kind] if kind.eq_ignore_ascii_case("native") => Ok(None),
-        [kind] if kind.eq_ignore_ascii_case("emulated") => {
-            Err(format!("--device emulated: name the device model, one of {presets}"))
-        }
-        [kind, preset] if kind.eq_ignore_ascii_case("emulated") => DeviceSpec::parse(preset)
+        [kind] if kind.eq_ignore_ascii_case("emulated") => Err(format!(
+            "--device emulated: name the device model, one of {presets} or calibrated:PATH"
+        )),
+        [kind, preset] if kind.eq_ignore_ascii_case("emulated") => flushwise_sim::resolve_device(preset)
             .map(Some)
             .map_err(|e| format!("--device emulated {preset}: {e}")),
         _ => Err(format!(
-            "--device {}: accepted are `native` and `emulated PRESET` with PRESET one of {presets}",
+            "--device {}: accepted are `native` and `emulated PRESET` with PRESET one of {presets} or calibrated:PATH",
             words.join(" ")
         )),
     }
@@ -578,6 +581,22 @@ mod tests {
         assert!(e.starts_with("--device emulated floppy"), "{e}");
         let e = device_flag(&["tape".into()]).unwrap_err();
         assert!(e.contains("native") && e.contains("emulated PRESET"), "{e}");
+    }
+
+    #[test]
+    fn device_flag_reads_a_calibrated_preset_and_names_it_with_its_hash() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("disk.toml");
+        let text = "format_version = 1\n[model]\nread_base_latency_us = 120\nwrite_base_latency_us = 100\n\
+            read_latency_per_outstanding_us = 14\nwrite_latency_per_outstanding_us = 12\ntransfer_us_per_mib = 600\n";
+        std::fs::write(&path, text).unwrap();
+        let preset = format!("calibrated:{}", path.display());
+        let spec = device_flag(&["emulated".into(), preset.clone()]).unwrap().unwrap();
+        let hash = flushwise_core::device::preset::content_hash(text);
+        assert_eq!(spec.describe(), format!("calibrated({}#{hash})", path.display()));
+        std::fs::write(&path, "format_version = 1\n").unwrap();
+        let e = device_flag(&["emulated".into(), preset]).unwrap_err();
+        assert!(e.contains("disk.toml") && e.contains("[model]"), "{e}");
     }
 
     #[test]

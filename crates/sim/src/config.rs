@@ -8,7 +8,6 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
-use flushwise_core::device::DeviceSpec;
 use flushwise_core::limits::{CONNECTIONS_MAX, POOL_FRAMES_MAX, SIM_POOL_FRAMES_MIN};
 use flushwise_core::policy::PolicySpec;
 use flushwise_core::TimeUs;
@@ -146,7 +145,8 @@ pub struct SimConfig {
     pub buffer_pool_bytes: u64,
     pub redo_bytes: u64,
     pub page_size_bytes: u32,
-    /// Device model for data pages (a `DeviceSpec` name).
+    /// Device model for data pages (a `DeviceSpec` name, or
+    /// `calibrated:PATH#HASH`: see [`crate::device`]).
     pub data_device: String,
     /// Device model for the redo log (separate disk, Lee et al. §5.1).
     pub log_device: String,
@@ -257,8 +257,8 @@ impl SimConfig {
                 self.connections
             ));
         }
-        DeviceSpec::parse(&self.data_device).map_err(|e| format!("--device: {e}"))?;
-        DeviceSpec::parse(&self.log_device).map_err(|e| format!("--log-device: {e}"))?;
+        crate::device::resolve_device(&self.data_device).map_err(|e| format!("--device: {e}"))?;
+        crate::device::resolve_device(&self.log_device).map_err(|e| format!("--log-device: {e}"))?;
         flushwise_core::RedoMargins::compute(
             &flushwise_core::RedoConfig {
                 capacity_bytes: self.redo_bytes,

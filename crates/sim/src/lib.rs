@@ -5,6 +5,7 @@
 //! the model. The same seed and inputs give byte-identical outputs.
 //!
 //! - [`config`]: the run's configuration, validation and hash;
+//! - [`device`]: device names, `calibrated:PATH` presets read and pinned;
 //! - [`workload`]: TPC-C, TPC-H and paper 004's insert load generated, or trace replay;
 //! - [`change_buffer`]: the change buffer's effect on page references (004);
 //! - [`simulation`]: agents, cleaners, devices and the log in one clock;
@@ -16,6 +17,7 @@
 pub mod change_buffer;
 pub mod config;
 pub mod cpu;
+pub mod device;
 pub mod event_queue;
 pub mod live;
 pub mod metrics;
@@ -25,6 +27,7 @@ pub mod units;
 pub mod workload;
 
 pub use config::{config_hash_of, CpuCosts, SimConfig, WorkloadSpec};
+pub use device::{pin_device, resolve_device};
 pub use live::{LatencyBuckets, LiveSample};
 pub use metrics::{FlushFigures, IntervalRow, LatencySummary, RunResult, TxnCounts, SHELL_ENGINE, SHELL_SIMULATOR};
 pub use options::SimOptions;

@@ -40,7 +40,7 @@ pub struct SimOptions {
     pub redo: String,
     #[serde(deserialize_with = "text_or_number")]
     pub page_size: String,
-    /// Data device: ssd, hdd, constant or a preset name.
+    /// Data device: ssd, hdd, constant, a preset name or `calibrated:PATH`.
     pub device: String,
     /// Redo log device (default: the same model as `device`).
     pub log_device: Option<String>,
@@ -205,8 +205,10 @@ impl SimOptions {
             buffer_pool_bytes: size_flag("--buffer-pool", &self.buffer_pool)?,
             redo_bytes: size_flag("--redo", &self.redo)?,
             page_size_bytes: page_size_flag(&self.page_size)?,
-            data_device: self.device.clone(),
-            log_device: self.log_device.clone().unwrap_or_else(|| self.device.clone()),
+            // A calibrated preset is recorded with its content hash.
+            data_device: crate::device::pin_device(&self.device).map_err(|e| format!("--device: {e}"))?,
+            log_device: crate::device::pin_device(self.log_device.as_deref().unwrap_or(&self.device))
+                .map_err(|e| format!("--log-device: {e}"))?,
             policy,
             warmup_us: duration_flag("--warmup", &self.warmup)?,
             duration_us: duration_flag("--duration", &self.duration)?,

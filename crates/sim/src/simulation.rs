@@ -43,7 +43,7 @@
 use std::collections::HashMap;
 use std::time::Instant;
 
-use flushwise_core::device::{DeviceModel, DeviceSpec, IoKind, IoRequest};
+use flushwise_core::device::{DeviceModel, IoKind, IoRequest};
 use flushwise_core::histogram::Histogram;
 use flushwise_core::{
     BufferPool, BufferPoolConfig, CheckpointReason, CleanerAction, DecisionLog, FixIntent, FixOutcome, FrameId,
@@ -279,10 +279,10 @@ impl Simulation {
             cleaner.enable_iteration_records();
         }
         let agents_n = workload.fixed_agents().unwrap_or(config.connections);
-        let data_device = DeviceSpec::parse(&config.data_device)
+        let data_device = crate::device::resolve_device(&config.data_device)
             .map_err(|e| format!("--device: {e}"))?
             .build();
-        let log_device = DeviceSpec::parse(&config.log_device)
+        let log_device = crate::device::resolve_device(&config.log_device)
             .map_err(|e| format!("--log-device: {e}"))?
             .build();
         let sync_margin_bytes = pool.redo().margins.max_modified_age_sync_bytes;

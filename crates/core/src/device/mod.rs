@@ -5,18 +5,24 @@
 //! simulator uses it for virtual time and the engine's emulated backend uses
 //! it to delay real I/O until the modelled completion time.
 //!
-//! Three models, one file each:
+//! Four models, one file each:
 //! - [`ssd`]: flash parallel units (channels x chips x planes) behind a host
 //!   interface with a queue-depth limit; parameter names follow MQSim / FEMU.
 //! - [`hdd`]: one actuator, Lee-style seek curve, rotational position computed
 //!   from virtual time; parameter names follow DiskSim.
 //! - [`constant`]: the DB2 study's disks (paper 002, Table 3): constant read
-//!   and write times, one FIFO per disk.
+//!   and write times, one FIFO per disk;
+//! - [`calibrated`]: this machine's storage as `flushwise device calibrate`
+//!   measured it (latency growing with the requests in flight), fitted in
+//!   [`calibration`] and read from a preset file's text by [`preset`].
 //!
 //! [`DeviceSpec`] names a model by preset (`samsung-850-pro`, `nvme-generic`,
 //! `wd-1tb-7200`, `db2-table3`; paper 002's variants `db2-table3-disk5x`,
 //! `db2-small`, `db2-medium`) or by kind (`ssd`, `hdd`, `constant`, each
-//! meaning its kind's first preset) and builds fresh models from it.
+//! meaning its kind's first preset) and builds fresh models from it. A
+//! calibrated device is named `calibrated:PATH`: core cannot read the file,
+//! so a shell reads it and calls [`DeviceSpec::from_calibrated_toml`]
+//! ([`split_calibrated_name`] parses the name for it).
 //!
 //! Invariants, checked by each model's `check_invariants()`:
 //! - completion times are never earlier than arrival times;
@@ -37,12 +43,17 @@
 //! rather than crash, every model treats an arrival earlier than the previous
 //! one as arriving at the previous arrival time.
 
+pub mod calibrated;
+pub mod calibration;
 pub mod constant;
 pub mod hdd;
+pub mod preset;
 pub mod ssd;
 
+pub use calibrated::{CalibratedConfig, CalibratedModel};
 pub use constant::{ConstantConfig, ConstantModel};
 pub use hdd::{HddConfig, HddModel};
+pub use preset::CalibratedPreset;
 pub use ssd::{SsdConfig, SsdModel};
 
 use std::cmp::Reverse;
@@ -92,6 +103,9 @@ pub enum DeviceError {
     UnknownName { name: String },
     /// A configuration field is out of range; `field` is its name.
     InvalidConfig { field: &'static str, reason: String },
+    /// A calibrated preset's text is not what [`preset`] reads; `line` is
+    /// 1-based, `reason` names the table and the field.
+    InvalidPreset { line: usize, reason: String },
 }
 
 impl fmt::Display for DeviceError {
@@ -102,6 +116,9 @@ impl fmt::Display for DeviceError {
             }
             DeviceError::InvalidConfig { field, reason } => {
                 write!(f, "invalid device config: `{field}` {reason}")
+            }
+            DeviceError::InvalidPreset { line, reason } => {
+                write!(f, "invalid device preset, line {line}: {reason}")
             }
         }
     }
@@ -232,7 +249,30 @@ fn accepted_names() -> Vec<&'static str> {
         .iter()
         .map(|(kind, _)| *kind)
         .chain(PRESET_NAMES.iter().copied())
+        .chain(["calibrated:PATH (a preset file from `flushwise device calibrate`)"])
         .collect()
+}
+
+/// Prefix of a calibrated device's name: `calibrated:PATH`.
+pub const CALIBRATED_PREFIX: &str = "calibrated:";
+
+/// For `calibrated:PATH` or `calibrated:PATH#HASH` (a name pinned to the
+/// preset's [`preset::content_hash`], as a run's configuration records it),
+/// the path and the hash; `None` for any other name. The prefix is
+/// case-insensitive; the path is kept as given (trimmed).
+pub fn split_calibrated_name(name: &str) -> Option<(&str, Option<&str>)> {
+    let name = name.trim();
+    let prefix = name.get(..CALIBRATED_PREFIX.len())?;
+    if !prefix.eq_ignore_ascii_case(CALIBRATED_PREFIX) {
+        return None;
+    }
+    let rest = &name[CALIBRATED_PREFIX.len()..];
+    match rest.rsplit_once('#') {
+        Some((path, hash)) if hash.len() == 16 && hash.bytes().all(|b| b.is_ascii_hexdigit()) => {
+            Some((path, Some(hash)))
+        }
+        _ => Some((rest, None)),
+    }
 }
 
 /// A validated device description from which fresh models are built.
@@ -251,6 +291,7 @@ enum Prototype {
     Ssd(SsdModel),
     Hdd(HddModel),
     Constant(ConstantModel),
+    Calibrated(CalibratedModel),
     /// The inner device with every write free (an analysis device, see
     /// [`FreeWritesModel`]).
     FreeWrites(Box<Prototype>),
@@ -262,6 +303,7 @@ impl Prototype {
             Prototype::Ssd(_) => "ssd",
             Prototype::Hdd(_) => "hdd",
             Prototype::Constant(_) => "constant",
+            Prototype::Calibrated(_) => "calibrated",
             Prototype::FreeWrites(inner) => inner.kind(),
         }
     }
@@ -271,6 +313,7 @@ impl Prototype {
             Prototype::Ssd(model) => Box::new(model.clone()),
             Prototype::Hdd(model) => Box::new(model.clone()),
             Prototype::Constant(model) => Box::new(model.clone()),
+            Prototype::Calibrated(model) => Box::new(model.clone()),
             Prototype::FreeWrites(inner) => Box::new(FreeWritesModel { inner: inner.build() }),
         }
     }
@@ -280,6 +323,7 @@ impl Prototype {
             Prototype::Ssd(model) => model.describe(),
             Prototype::Hdd(model) => model.describe(),
             Prototype::Constant(model) => model.describe(),
+            Prototype::Calibrated(model) => model.describe(),
             Prototype::FreeWrites(inner) => format!("{FREE_WRITES_PREFIX}{}", inner.describe()),
         }
     }
@@ -379,7 +423,37 @@ impl DeviceSpec {
         })
     }
 
-    /// `ssd`, `hdd` or `constant` (a free-writes device: its inner kind).
+    pub fn calibrated(config: CalibratedConfig) -> Result<DeviceSpec, DeviceError> {
+        Ok(DeviceSpec {
+            prototype: Prototype::Calibrated(CalibratedModel::new(config)?),
+        })
+    }
+
+    /// A calibrated device from a preset file's text (see [`preset`]);
+    /// `label` is how the shell names the file (its path). The device
+    /// describes itself as `calibrated(LABEL#HASH)`, HASH being
+    /// [`preset::content_hash`] of `text`, so a run's configuration names
+    /// the very preset it used.
+    pub fn from_calibrated_toml(text: &str, label: &str) -> Result<DeviceSpec, DeviceError> {
+        let name = format!("{label}#{}", preset::content_hash(text));
+        let preset = CalibratedPreset::from_toml(text, &name)?;
+        DeviceSpec::calibrated(preset.config)
+    }
+
+    /// The same device with every write free (see [`FreeWritesModel`]);
+    /// what `free-writes:NAME` names. Refused for a device already so.
+    pub fn with_free_writes(self) -> Result<DeviceSpec, DeviceError> {
+        if self.writes_are_free() {
+            return Err(DeviceError::UnknownName {
+                name: format!("{FREE_WRITES_PREFIX}{}", self.describe()),
+            });
+        }
+        Ok(DeviceSpec {
+            prototype: Prototype::FreeWrites(Box::new(self.prototype)),
+        })
+    }
+
+    /// `ssd`, `hdd`, `constant` or `calibrated` (a free-writes device: its inner kind).
     pub fn kind(&self) -> &'static str {
         self.prototype.kind()
     }

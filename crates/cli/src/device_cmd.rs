@@ -1,0 +1,314 @@
+//! `device calibrate`: measure this machine's storage (the engine's
+//! `calibrate` module), fit the calibrated device model (core's
+//! `device::calibration`), print measured vs model for every point and
+//! write the preset (core's `device::preset`).
+//!
+//! Stdout carries the result only: the table, or one JSON object with
+//! `"kind":"calibration"`; the banner goes to stdout with the table and to
+//! stderr with JSON, progress always to stderr. Ctrl-C stops the run
+//! between requests; the test files are removed and the process exits 130.
+
+use std::path::Path;
+use std::time::Duration;
+
+use flushwise_core::device::calibration::{self, Comparison, DirectionComparison, Measurements, Pattern};
+use flushwise_core::device::preset::{content_hash, CalibratedPreset, Provenance};
+use flushwise_core::device::{CalibratedConfig, DeviceSpec};
+use flushwise_engine::calibrate::{self, CalibrateError, CalibrateOptions};
+use flushwise_engine::storage::{is_tmpfs, IoMode};
+use flushwise_lab::database::{free_bytes, human_bytes};
+use flushwise_lab::COMMIT;
+use flushwise_sim::options::{duration_flag, size_flag};
+use serde_json::{json, Value};
+
+use crate::args::{CalibrateArgs, CalibrateOutput};
+
+/// Room left beside the test files: the preset, and not filling the disk.
+const FREE_SPACE_MARGIN_BYTES: u64 = 64 << 20;
+
+fn options_of(args: &CalibrateArgs) -> Result<CalibrateOptions, String> {
+    let mut options = if args.quick {
+        CalibrateOptions::quick(&args.dir)
+    } else {
+        CalibrateOptions::new(&args.dir)
+    };
+    if let Some(text) = &args.duration_per_point {
+        let us = duration_flag("--duration-per-point", text)?;
+        options.duration_per_point = Duration::from_micros(us);
+    }
+    if let Some(text) = &args.file_size {
+        options.file_size_bytes = size_flag("--file-size", text)?;
+    }
+    options.io = match args.io.trim().to_ascii_lowercase().as_str() {
+        "auto" if is_tmpfs(&args.dir) => IoMode::Buffered,
+        "auto" | "direct" => IoMode::Direct,
+        "buffered" => IoMode::Buffered,
+        other => return Err(format!("--io {other}: accepted are auto, direct and buffered")),
+    };
+    options.validate().map_err(|e| {
+        if e.starts_with("file size") {
+            format!("--file-size: {e}")
+        } else if e.starts_with("duration") {
+            format!("--duration-per-point: {e}")
+        } else {
+            e
+        }
+    })?;
+    Ok(options)
+}
+
+pub fn calibrate(args: &CalibrateArgs) -> Result<(), String> {
+    let options = options_of(args)?;
+    let needed = options.needed_bytes() + FREE_SPACE_MARGIN_BYTES;
+    let free = free_bytes(&args.dir)?;
+    if free < needed {
+        return Err(format!(
+            "{}: calibrate needs about {} free for its test files ({} data file, {} log file) but the filesystem has {}; free some space, choose another --dir, or give a smaller --file-size",
+            args.dir.display(),
+            human_bytes(needed),
+            human_bytes(options.file_size_bytes),
+            human_bytes(options.log_file_bytes),
+            human_bytes(free)
+        ));
+    }
+    let out_path = args.out.clone().unwrap_or_else(|| args.dir.join("calibrated.toml"));
+    let stop = crate::interrupt::install()?;
+    let banner = format!(
+        "flushwise device calibrate: dir={} io={} file={} per-point={:?} points={} commit={}",
+        args.dir.display(),
+        options.io,
+        human_bytes(options.file_size_bytes),
+        options.duration_per_point,
+        options.point_count(),
+        COMMIT
+    );
+    match args.output {
+        CalibrateOutput::Table => println!("{banner}"),
+        CalibrateOutput::Json => eprintln!("{banner}"),
+    }
+    let measured = calibrate::calibrate(&options, &stop, &mut |line| eprintln!("{line}"));
+    let measurements = match measured {
+        Ok(m) => m,
+        Err(CalibrateError::Interrupted) => {
+            eprintln!("calibrate stopped; its test files were removed, no preset was written");
+            return Ok(());
+        }
+        Err(e) => return Err(e.to_string()),
+    };
+    let mut config = calibration::fit(&measurements).map_err(|e| format!("cannot fit the model: {e}"))?;
+    let comparisons = calibration::compare(&config, &measurements).map_err(|e| e.to_string())?;
+    let dir_text = std::fs::canonicalize(&args.dir)
+        .unwrap_or_else(|_| args.dir.clone())
+        .display()
+        .to_string();
+    let preset = CalibratedPreset {
+        config: config.clone(),
+        provenance: Some(Provenance {
+            dir: dir_text.clone(),
+            filesystem: calibrate::filesystem_of(&args.dir),
+            commit: COMMIT.to_string(),
+            io: options.io.to_string(),
+            file_size_bytes: options.file_size_bytes,
+            duration_per_point_ms: u64::try_from(options.duration_per_point.as_millis()).unwrap_or(u64::MAX),
+        }),
+        measurements: Some(measurements.clone()),
+    };
+    let text = preset.to_toml();
+    // What the shells will build from the file: the same model, or a bug.
+    let label = out_path.display().to_string();
+    let spec =
+        DeviceSpec::from_calibrated_toml(&text, &label).map_err(|e| format!("the preset does not read back: {e}"))?;
+    std::fs::write(&out_path, &text)
+        .map_err(|e| format!("--out {}: cannot write the preset: {e}", out_path.display()))?;
+    config.name = label;
+    let provenance = preset.provenance.as_ref();
+    match args.output {
+        CalibrateOutput::Table => print!(
+            "{}",
+            table(&measurements, &config, &comparisons, &out_path, &spec, provenance)
+        ),
+        CalibrateOutput::Json => {
+            let record = json_record(&measurements, &config, &comparisons, &out_path, &text, provenance);
+            println!("{record}");
+        }
+    }
+    Ok(())
+}
+
+/// Mean |relative IOPS error| over the fitted (single-direction) points and
+/// over the mixed ones.
+fn mean_abs_iops_errors(comparisons: &[Comparison]) -> (f64, f64) {
+    let mean = |mixed: bool| {
+        let errors: Vec<f64> = comparisons
+            .iter()
+            .filter(|c| (c.pattern == Pattern::Mixed) == mixed)
+            .flat_map(|c| [c.read, c.write])
+            .flatten()
+            .map(|d| d.iops_error().abs())
+            .collect();
+        if errors.is_empty() {
+            0.0
+        } else {
+            errors.iter().sum::<f64>() / errors.len() as f64
+        }
+    };
+    (mean(false), mean(true))
+}
+
+fn pct(error: f64) -> String {
+    format!("{:+.1}%", error * 100.0)
+}
+
+fn table(
+    m: &Measurements,
+    config: &CalibratedConfig,
+    comparisons: &[Comparison],
+    out_path: &Path,
+    spec: &DeviceSpec,
+    provenance: Option<&Provenance>,
+) -> String {
+    let mut out = String::new();
+    if let Some(p) = provenance {
+        out.push_str(&format!("filesystem: {}\n", p.filesystem));
+    }
+    out.push_str(&format!(
+        "\n16 KiB random requests, measured vs model ({}):\n",
+        spec.describe()
+    ));
+    out.push_str(&format!(
+        "{:<7} {:>3} {:<5} {:>9} {:>9} {:>7}  {:>8} {:>8} {:>7}  {:>8}\n",
+        "pattern", "QD", "dir", "IOPS", "model", "error", "mean us", "model", "error", "p99 us"
+    ));
+    for c in comparisons {
+        for (dir, d) in [("read", c.read), ("write", c.write)] {
+            let Some(DirectionComparison { measured, predicted }) = d else {
+                continue;
+            };
+            out.push_str(&format!(
+                "{:<7} {:>3} {:<5} {:>9.0} {:>9.0} {:>7}  {:>8.1} {:>8.1} {:>7}  {:>8.0}\n",
+                c.pattern.as_str(),
+                c.queue_depth,
+                dir,
+                measured.iops,
+                predicted.iops,
+                pct(d.map_or(0.0, |d| d.iops_error())),
+                measured.mean_latency_us,
+                predicted.mean_latency_us,
+                pct(d.map_or(0.0, |d| d.latency_error())),
+                measured.p99_latency_us
+            ));
+        }
+    }
+    let (fitted, mixed) = mean_abs_iops_errors(comparisons);
+    out.push_str(&format!(
+        "mean |IOPS error|: {:.1}% over the fitted read/write points, {:.1}% over the mixed points (not fitted: the interference test)\n",
+        fitted * 100.0,
+        mixed * 100.0
+    ));
+    out.push_str("\nlog appends + fdatasync (buffered, as the redo log):\n");
+    out.push_str(&format!(
+        "{:>9} {:>8} {:>8} {:>8}\n",
+        "size", "MB/s", "mean us", "p99 us"
+    ));
+    for l in &m.log_writes {
+        out.push_str(&format!(
+            "{:>6} KiB {:>8.1} {:>8.0} {:>8.0}\n",
+            l.write_bytes >> 10,
+            l.mb_per_s,
+            l.mean_latency_us,
+            l.p99_latency_us
+        ));
+    }
+    out.push_str(&format!(
+        "fdatasync after a 4 KiB append: mean {:.0} us, p99 {:.0} us (kept in the preset; the model has no flush)\n",
+        m.fsync_mean_us, m.fsync_p99_us
+    ));
+    out.push_str(&format!(
+        "sequential 1 MiB direct writes (the file fill): {:.0} MB/s\n",
+        m.sequential_write_mb_per_s
+    ));
+    out.push_str(&format!(
+        "\nmodel: latency = base + per_outstanding x (requests in flight) + transfer x (MiB beyond 16 KiB)\n  \
+         read  base {:.1} us, +{:.2} us per request in flight\n  \
+         write base {:.1} us, +{:.2} us per request in flight\n  \
+         transfer {:.1} us per MiB\n",
+        config.read_base_latency_us,
+        config.read_latency_per_outstanding_us,
+        config.write_base_latency_us,
+        config.write_latency_per_outstanding_us,
+        config.transfer_us_per_mib
+    ));
+    out.push_str(&format!(
+        "\npreset written to {} (use: sim run --device calibrated:{} ; tpcc run --device emulated calibrated:{})\n",
+        out_path.display(),
+        out_path.display(),
+        out_path.display()
+    ));
+    out
+}
+
+fn figures_json(f: &calibration::Figures) -> Value {
+    json!({
+        "iops": f.iops,
+        "mean_latency_us": f.mean_latency_us,
+        "p99_latency_us": f.p99_latency_us,
+    })
+}
+
+fn direction_json(d: &Option<DirectionComparison>) -> Value {
+    match d {
+        None => Value::Null,
+        Some(d) => json!({
+            "measured": figures_json(&d.measured),
+            "model": figures_json(&d.predicted),
+            "iops_error": d.iops_error(),
+            "latency_error": d.latency_error(),
+        }),
+    }
+}
+
+fn json_record(
+    m: &Measurements,
+    config: &CalibratedConfig,
+    comparisons: &[Comparison],
+    out_path: &Path,
+    text: &str,
+    provenance: Option<&Provenance>,
+) -> Value {
+    let (fitted, mixed) = mean_abs_iops_errors(comparisons);
+    json!({
+        "kind": "calibration",
+        "commit": COMMIT,
+        "dir": provenance.map(|p| p.dir.clone()),
+        "filesystem": provenance.map(|p| p.filesystem.clone()),
+        "io": provenance.map(|p| p.io.clone()),
+        "file_size_bytes": provenance.map(|p| p.file_size_bytes),
+        "duration_per_point_ms": provenance.map(|p| p.duration_per_point_ms),
+        "preset": out_path.display().to_string(),
+        "preset_hash": content_hash(text),
+        "model": {
+            "read_base_latency_us": config.read_base_latency_us,
+            "write_base_latency_us": config.write_base_latency_us,
+            "read_latency_per_outstanding_us": config.read_latency_per_outstanding_us,
+            "write_latency_per_outstanding_us": config.write_latency_per_outstanding_us,
+            "transfer_us_per_mib": config.transfer_us_per_mib,
+        },
+        "points": comparisons.iter().map(|c| json!({
+            "pattern": c.pattern.as_str(),
+            "queue_depth": c.queue_depth,
+            "read": direction_json(&c.read),
+            "write": direction_json(&c.write),
+        })).collect::<Vec<_>>(),
+        "mean_abs_iops_error_fitted": fitted,
+        "mean_abs_iops_error_mixed": mixed,
+        "log_writes": m.log_writes.iter().map(|l| json!({
+            "write_bytes": l.write_bytes,
+            "mb_per_s": l.mb_per_s,
+            "mean_latency_us": l.mean_latency_us,
+            "p99_latency_us": l.p99_latency_us,
+        })).collect::<Vec<_>>(),
+        "fsync_mean_us": m.fsync_mean_us,
+        "fsync_p99_us": m.fsync_p99_us,
+        "sequential_write_mb_per_s": m.sequential_write_mb_per_s,
+    })
+}

@@ -1,0 +1,115 @@
+//! Device names as the shells take them: a preset (`ssd`, `wd-1tb-7200`,
+//! ...), `free-writes:NAME`, or `calibrated:PATH`, a preset file written by
+//! `flushwise device calibrate`. Core cannot read a file, so this is where
+//! a calibrated preset is read; the engine's runs name devices the same
+//! way (`flushwise_lab::database::device_flag` calls [`resolve_device`]).
+//!
+//! Reproducibility: a run's configuration records a calibrated device as
+//! `calibrated:PATH#HASH` ([`pin_device`]), HASH being the FNV-1a of the
+//! preset's text, so the configuration hash changes when the file does,
+//! and a later run of the same configuration refuses a file that changed
+//! meanwhile instead of silently using other numbers.
+
+use flushwise_core::device::preset::content_hash;
+use flushwise_core::device::{split_calibrated_name, DeviceSpec, FREE_WRITES_PREFIX};
+
+/// Reads a calibrated preset: its text and the device it describes.
+fn read_calibrated(path: &str) -> Result<(String, DeviceSpec), String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("calibrated:{path}: cannot read the preset: {e}"))?;
+    let spec = DeviceSpec::from_calibrated_toml(&text, path).map_err(|e| format!("calibrated:{path}: {e}"))?;
+    Ok((text, spec))
+}
+
+/// The device a name stands for; a calibrated preset is read from its
+/// file (and, when the name is pinned, must still have the hash it had).
+pub fn resolve_device(name: &str) -> Result<DeviceSpec, String> {
+    let trimmed = name.trim();
+    if let Some(inner) = trimmed
+        .get(..FREE_WRITES_PREFIX.len())
+        .filter(|p| p.eq_ignore_ascii_case(FREE_WRITES_PREFIX))
+        .map(|_| &trimmed[FREE_WRITES_PREFIX.len()..])
+    {
+        if split_calibrated_name(inner).is_some() {
+            return resolve_device(inner)?.with_free_writes().map_err(|e| e.to_string());
+        }
+    }
+    match split_calibrated_name(trimmed) {
+        Some((path, pinned)) => {
+            let (text, spec) = read_calibrated(path)?;
+            match pinned {
+                Some(hash) if !hash.eq_ignore_ascii_case(&content_hash(&text)) => Err(format!(
+                    "calibrated:{path}: the preset changed since this run was configured (its hash was {hash}, now {}); name it again as calibrated:{path} to use the new one",
+                    content_hash(&text)
+                )),
+                _ => Ok(spec),
+            }
+        }
+        None => DeviceSpec::parse(trimmed).map_err(|e| e.to_string()),
+    }
+}
+
+/// The name a configuration records: `calibrated:PATH#HASH` for a
+/// calibrated preset (read now), the name unchanged otherwise.
+pub fn pin_device(name: &str) -> Result<String, String> {
+    let trimmed = name.trim();
+    let (prefix, rest) = match trimmed
+        .get(..FREE_WRITES_PREFIX.len())
+        .filter(|p| p.eq_ignore_ascii_case(FREE_WRITES_PREFIX))
+    {
+        Some(prefix) => (prefix, &trimmed[FREE_WRITES_PREFIX.len()..]),
+        None => ("", trimmed),
+    };
+    match split_calibrated_name(rest) {
+        Some((path, _)) => {
+            let (text, _) = read_calibrated(path)?;
+            Ok(format!("{prefix}calibrated:{path}#{}", content_hash(&text)))
+        }
+        None => Ok(name.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PRESET: &str = "format_version = 1\n[model]\nread_base_latency_us = 120\nwrite_base_latency_us = 100\n\
+        read_latency_per_outstanding_us = 14\nwrite_latency_per_outstanding_us = 12\ntransfer_us_per_mib = 600\n";
+
+    #[test]
+    fn a_calibrated_name_is_read_pinned_and_checked() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("disk.toml");
+        std::fs::write(&path, PRESET).unwrap();
+        let name = format!("calibrated:{}", path.display());
+        let spec = resolve_device(&name).unwrap();
+        assert_eq!(spec.kind(), "calibrated");
+        let pinned = pin_device(&name).unwrap();
+        assert_eq!(pinned, format!("{name}#{}", content_hash(PRESET)));
+        assert_eq!(resolve_device(&pinned).unwrap().describe(), spec.describe());
+        assert!(spec.describe().contains(&content_hash(PRESET)), "{}", spec.describe());
+        let free = resolve_device(&format!("free-writes:{pinned}")).unwrap();
+        assert!(free.writes_are_free());
+        assert_eq!(pin_device("ssd").unwrap(), "ssd");
+
+        std::fs::write(&path, PRESET.replace("120", "130")).unwrap();
+        let err = resolve_device(&pinned).unwrap_err();
+        assert!(err.contains("changed since this run was configured"), "{err}");
+        assert!(resolve_device(&name).is_ok(), "the unpinned name takes the new file");
+    }
+
+    #[test]
+    fn a_missing_or_bad_preset_names_the_file() {
+        let err = resolve_device("calibrated:/nonexistent/x.toml").unwrap_err();
+        assert!(
+            err.contains("/nonexistent/x.toml") && err.contains("cannot read"),
+            "{err}"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("bad.toml");
+        std::fs::write(&path, PRESET.replace("transfer_us_per_mib = 600\n", "")).unwrap();
+        let err = resolve_device(&format!("calibrated:{}", path.display())).unwrap_err();
+        assert!(err.contains("bad.toml") && err.contains("transfer_us_per_mib"), "{err}");
+        let err = resolve_device("floppy").unwrap_err();
+        assert!(err.contains("calibrated:PATH"), "{err}");
+    }
+}
