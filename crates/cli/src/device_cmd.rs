@@ -12,13 +12,13 @@ use std::path::Path;
 use std::time::Duration;
 
 use flushwise_core::device::calibration::{self, Comparison, DirectionComparison, Measurements, Pattern};
-use flushwise_core::device::preset::{content_hash, CalibratedPreset, Provenance};
 use flushwise_core::device::{CalibratedConfig, DeviceSpec};
 use flushwise_engine::calibrate::{self, CalibrateError, CalibrateOptions};
 use flushwise_engine::storage::{is_tmpfs, IoMode};
 use flushwise_lab::database::{free_bytes, human_bytes};
 use flushwise_lab::COMMIT;
 use flushwise_sim::options::{duration_flag, size_flag};
+use flushwise_sim::preset::{content_hash, CalibratedPreset, Provenance};
 use serde_json::{json, Value};
 
 use crate::args::{CalibrateArgs, CalibrateOutput};
@@ -113,11 +113,11 @@ pub fn calibrate(args: &CalibrateArgs) -> Result<(), String> {
         }),
         measurements: Some(measurements.clone()),
     };
-    let text = preset.to_toml();
+    let text = preset.to_toml()?;
     // What the shells will build from the file: the same model, or a bug.
     let label = out_path.display().to_string();
-    let spec =
-        DeviceSpec::from_calibrated_toml(&text, &label).map_err(|e| format!("the preset does not read back: {e}"))?;
+    let spec = flushwise_sim::device::calibrated_spec(&text, &label)
+        .map_err(|e| format!("the preset does not read back: {e}"))?;
     std::fs::write(&out_path, &text)
         .map_err(|e| format!("--out {}: cannot write the preset: {e}", out_path.display()))?;
     config.name = label;

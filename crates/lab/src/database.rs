@@ -592,11 +592,11 @@ mod tests {
         std::fs::write(&path, text).unwrap();
         let preset = format!("calibrated:{}", path.display());
         let spec = device_flag(&["emulated".into(), preset.clone()]).unwrap().unwrap();
-        let hash = flushwise_core::device::preset::content_hash(text);
+        let hash = flushwise_sim::preset::content_hash(text);
         assert_eq!(spec.describe(), format!("calibrated({}#{hash})", path.display()));
         std::fs::write(&path, "format_version = 1\n").unwrap();
         let e = device_flag(&["emulated".into(), preset]).unwrap_err();
-        assert!(e.contains("disk.toml") && e.contains("[model]"), "{e}");
+        assert!(e.contains("disk.toml") && e.contains("model"), "{e}");
     }
 
     #[test]

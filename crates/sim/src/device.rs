@@ -10,13 +10,23 @@
 //! and a later run of the same configuration refuses a file that changed
 //! meanwhile instead of silently using other numbers.
 
-use flushwise_core::device::preset::content_hash;
 use flushwise_core::device::{split_calibrated_name, DeviceSpec, FREE_WRITES_PREFIX};
+
+use crate::preset::{content_hash, CalibratedPreset};
+
+/// The device a preset's text describes; `label` is how the shell names
+/// the file (its path). The device describes itself as
+/// `calibrated(LABEL#HASH)`, HASH being [`content_hash`] of `text`, so a
+/// run's configuration names the very preset it used.
+pub fn calibrated_spec(text: &str, label: &str) -> Result<DeviceSpec, String> {
+    let preset = CalibratedPreset::from_toml(text, &format!("{label}#{}", content_hash(text)))?;
+    DeviceSpec::calibrated(preset.config).map_err(|e| e.to_string())
+}
 
 /// Reads a calibrated preset: its text and the device it describes.
 fn read_calibrated(path: &str) -> Result<(String, DeviceSpec), String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("calibrated:{path}: cannot read the preset: {e}"))?;
-    let spec = DeviceSpec::from_calibrated_toml(&text, path).map_err(|e| format!("calibrated:{path}: {e}"))?;
+    let spec = calibrated_spec(&text, path).map_err(|e| format!("calibrated:{path}: {e}"))?;
     Ok((text, spec))
 }
 

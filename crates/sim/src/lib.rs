@@ -22,6 +22,7 @@ pub mod event_queue;
 pub mod live;
 pub mod metrics;
 pub mod options;
+pub mod preset;
 pub mod simulation;
 pub mod units;
 pub mod workload;

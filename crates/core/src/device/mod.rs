@@ -14,14 +14,15 @@
 //!   and write times, one FIFO per disk;
 //! - [`calibrated`]: this machine's storage as `flushwise device calibrate`
 //!   measured it (latency growing with the requests in flight), fitted in
-//!   [`calibration`] and read from a preset file's text by [`preset`].
+//!   [`calibration`]; its preset file (TOML) is a shell's business
+//!   (`flushwise_sim::preset`).
 //!
 //! [`DeviceSpec`] names a model by preset (`samsung-850-pro`, `nvme-generic`,
 //! `wd-1tb-7200`, `db2-table3`; paper 002's variants `db2-table3-disk5x`,
 //! `db2-small`, `db2-medium`) or by kind (`ssd`, `hdd`, `constant`, each
 //! meaning its kind's first preset) and builds fresh models from it. A
 //! calibrated device is named `calibrated:PATH`: core cannot read the file,
-//! so a shell reads it and calls [`DeviceSpec::from_calibrated_toml`]
+//! so a shell reads and parses it and calls [`DeviceSpec::calibrated`]
 //! ([`split_calibrated_name`] parses the name for it).
 //!
 //! Invariants, checked by each model's `check_invariants()`:
@@ -47,13 +48,11 @@ pub mod calibrated;
 pub mod calibration;
 pub mod constant;
 pub mod hdd;
-pub mod preset;
 pub mod ssd;
 
 pub use calibrated::{CalibratedConfig, CalibratedModel};
 pub use constant::{ConstantConfig, ConstantModel};
 pub use hdd::{HddConfig, HddModel};
-pub use preset::CalibratedPreset;
 pub use ssd::{SsdConfig, SsdModel};
 
 use std::cmp::Reverse;
@@ -103,9 +102,6 @@ pub enum DeviceError {
     UnknownName { name: String },
     /// A configuration field is out of range; `field` is its name.
     InvalidConfig { field: &'static str, reason: String },
-    /// A calibrated preset's text is not what [`preset`] reads; `line` is
-    /// 1-based, `reason` names the table and the field.
-    InvalidPreset { line: usize, reason: String },
 }
 
 impl fmt::Display for DeviceError {
@@ -116,9 +112,6 @@ impl fmt::Display for DeviceError {
             }
             DeviceError::InvalidConfig { field, reason } => {
                 write!(f, "invalid device config: `{field}` {reason}")
-            }
-            DeviceError::InvalidPreset { line, reason } => {
-                write!(f, "invalid device preset, line {line}: {reason}")
             }
         }
     }
@@ -257,7 +250,7 @@ fn accepted_names() -> Vec<&'static str> {
 pub const CALIBRATED_PREFIX: &str = "calibrated:";
 
 /// For `calibrated:PATH` or `calibrated:PATH#HASH` (a name pinned to the
-/// preset's [`preset::content_hash`], as a run's configuration records it),
+/// preset file's content hash, as a run's configuration records it),
 /// the path and the hash; `None` for any other name. The prefix is
 /// case-insensitive; the path is kept as given (trimmed).
 pub fn split_calibrated_name(name: &str) -> Option<(&str, Option<&str>)> {
@@ -427,17 +420,6 @@ impl DeviceSpec {
         Ok(DeviceSpec {
             prototype: Prototype::Calibrated(CalibratedModel::new(config)?),
         })
-    }
-
-    /// A calibrated device from a preset file's text (see [`preset`]);
-    /// `label` is how the shell names the file (its path). The device
-    /// describes itself as `calibrated(LABEL#HASH)`, HASH being
-    /// [`preset::content_hash`] of `text`, so a run's configuration names
-    /// the very preset it used.
-    pub fn from_calibrated_toml(text: &str, label: &str) -> Result<DeviceSpec, DeviceError> {
-        let name = format!("{label}#{}", preset::content_hash(text));
-        let preset = CalibratedPreset::from_toml(text, &name)?;
-        DeviceSpec::calibrated(preset.config)
     }
 
     /// The same device with every write free (see [`FreeWritesModel`]);
