@@ -393,6 +393,11 @@ pub struct SimArgs {
     /// CPU cores of the simulated server; 0 = unlimited.
     #[arg(long, default_value_t = 8)]
     pub cpu_cores: u32,
+    /// Charge an engine run's measured CPU per transaction type (the
+    /// `TRACE.cpu.json` that `tpcc run --trace TRACE` writes) instead of
+    /// the default costs.
+    #[arg(long, value_name = "FILE")]
+    pub cpu_costs: Option<PathBuf>,
     #[arg(long, value_name = "DURATION", default_value = "5s")]
     pub report_interval: String,
     #[arg(long, value_enum, default_value = "table")]
@@ -543,6 +548,7 @@ impl SimArgs {
             duration: self.duration.clone(),
             seed: self.seed,
             cpu_cores: self.cpu_cores,
+            cpu_costs: self.cpu_costs.clone(),
             report_interval: self.report_interval.clone(),
             policy: policy.to_string(),
             sf: self.sf,

@@ -166,6 +166,44 @@ fn prepare_run_with_trace_check_and_export_on_one_warehouse() {
     assert!(sim["transactions"].as_u64().unwrap() > 0, "{sim}");
     assert!(sim["requests"].as_u64().unwrap() > 0, "{sim}");
 
+    // Beside the trace, the user threads' CPU per transaction type over
+    // the measured window (issue #18), which the replay can charge.
+    let costs_path = format!("{}.cpu.json", trace.display());
+    let costs: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&costs_path).unwrap()).unwrap();
+    assert_eq!(costs["kind"].as_str(), Some("engine-cpu-costs"), "{costs}");
+    let types = costs["txn_types"].as_array().unwrap();
+    assert!(
+        types.iter().any(|t| t["txn_type"] == "new_order"
+            && t["attempts"].as_u64().unwrap() > 0
+            && t["cpu_us_mean"].as_f64().unwrap() > 0.0),
+        "{costs}"
+    );
+    let charged = common::result(&ok(&flushwise(&[
+        "sim",
+        "run",
+        "--workload",
+        "trace",
+        "--trace",
+        trace.to_str().unwrap(),
+        "--buffer-pool",
+        "4MiB",
+        "--warmup",
+        "0s",
+        "--duration",
+        "2s",
+        "--cpu-costs",
+        &costs_path,
+        "--cpu-cores",
+        "2",
+        "--output",
+        "json",
+    ])));
+    assert!(charged["transactions"].as_u64().unwrap() > 0, "{charged}");
+    assert_ne!(
+        charged["config_hash"], sim["config_hash"],
+        "the costs are part of the configuration"
+    );
+
     let verdict = check(&dir, false);
     assert!(verdict.contains("hold"), "{verdict}");
 

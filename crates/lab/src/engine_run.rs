@@ -20,7 +20,7 @@ use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -28,6 +28,7 @@ use flushwise_core::{Decision, PoolCounters, RedoMargins};
 use flushwise_engine::buffer::MetricsSnapshot;
 use flushwise_engine::db::{Database, DbOptions};
 use flushwise_engine::trace_recorder::{self, TraceRecorder};
+use flushwise_sim::config::{MeasuredCpuCosts, MeasuredTxnCpu};
 use flushwise_sim::live::DECISIONS_KEPT;
 use flushwise_sim::{
     config_hash_of, FlushFigures, IntervalRow, LatencyBuckets, LiveSample, RunResult, TxnCounts, SHELL_ENGINE,
@@ -164,11 +165,62 @@ fn trace_type(kind: TxnKind) -> TxnType {
     }
 }
 
+/// This thread's CPU time (`CLOCK_THREAD_CPUTIME_ID`), ns.
+fn thread_cpu_ns() -> u64 {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+    (t.tv_sec.max(0) as u64).saturating_mul(1_000_000_000) + t.tv_nsec.max(0) as u64
+}
+
+thread_local! {
+    /// Thread CPU time at the current attempt's begin.
+    static ATTEMPT_CPU_START_NS: Cell<u64> = const { Cell::new(0) };
+}
+
+/// User threads' CPU per transaction type over the measured window (what
+/// the simulator's replay charges, issue #18; written beside the trace).
+#[derive(Default)]
+struct CpuTally {
+    measuring: Arc<AtomicBool>,
+    ns: [AtomicU64; 5],
+    attempts: [AtomicU64; 5],
+}
+
+impl CpuTally {
+    fn measured(&self, source: String) -> MeasuredCpuCosts {
+        MeasuredCpuCosts {
+            kind: MeasuredCpuCosts::KIND.into(),
+            commit: COMMIT.to_string(),
+            source,
+            txn_types: TxnKind::ALL
+                .iter()
+                .enumerate()
+                .filter_map(|(i, kind)| {
+                    let attempts = self.attempts[i].load(Ordering::Relaxed);
+                    (attempts > 0).then(|| MeasuredTxnCpu {
+                        txn_type: flushwise_sim::live::TXN_TYPES[trace_type(*kind).slot()].to_string(),
+                        attempts,
+                        cpu_us_mean: self.ns[i].load(Ordering::Relaxed) as f64 / 1e3 / attempts as f64,
+                    })
+                })
+                .collect(),
+        }
+    }
+}
+
+/// Where a trace's measured CPU costs go: `TRACE.cpu.json`.
+pub fn cpu_costs_path(trace: &Path) -> PathBuf {
+    let mut name = trace.as_os_str().to_owned();
+    name.push(".cpu.json");
+    PathBuf::from(name)
+}
+
 /// The run's observer: records transaction boundaries into the trace (the
 /// engine records the page fixes of the same thread under the agent id set
-/// here) and, for crash tests, prints each acknowledged New-Order.
+/// here), with the trace each attempt's thread CPU time, and, for crash
+/// tests, prints each acknowledged New-Order.
 struct RunObserver {
     recorder: Option<Arc<TraceRecorder>>,
+    cpu: Option<Arc<CpuTally>>,
     print_new_orders: bool,
 }
 
@@ -180,8 +232,18 @@ impl TxnObserver for RunObserver {
         if let Some(r) = &self.recorder {
             r.txn_begin(terminal, trace_type(kind));
         }
+        if self.cpu.is_some() {
+            ATTEMPT_CPU_START_NS.with(|c| c.set(thread_cpu_ns()));
+        }
     }
     fn txn_end(&self, terminal: u32, kind: TxnKind, committed: bool) {
+        if let Some(cpu) = self.cpu.as_ref().filter(|c| c.measuring.load(Ordering::Relaxed)) {
+            let spent = thread_cpu_ns().saturating_sub(ATTEMPT_CPU_START_NS.with(Cell::get));
+            if let Some(i) = TxnKind::ALL.iter().position(|k| *k == kind) {
+                cpu.ns[i].fetch_add(spent, Ordering::Relaxed);
+                cpu.attempts[i].fetch_add(1, Ordering::Relaxed);
+            }
+        }
         if let Some(r) = &self.recorder {
             if committed {
                 r.txn_commit(terminal, trace_type(kind));
@@ -339,15 +401,22 @@ pub fn run(
         }
         None => None,
     };
+    // Gauge sampler (and the CPU tally) count from the window's start.
+    let measuring = Arc::new(AtomicBool::new(spec.run.warmup.is_zero()));
+    let cpu = recorder.as_ref().map(|_| {
+        Arc::new(CpuTally {
+            measuring: Arc::clone(&measuring),
+            ..CpuTally::default()
+        })
+    });
     let observer: Option<Arc<dyn TxnObserver>> = (recorder.is_some() || spec.print_new_orders).then(|| {
         Arc::new(RunObserver {
             recorder: recorder.clone(),
+            cpu: cpu.clone(),
             print_new_orders: spec.print_new_orders,
         }) as Arc<dyn TxnObserver>
     });
 
-    // Gauge sampler.
-    let measuring = Arc::new(AtomicBool::new(spec.run.warmup.is_zero()));
     let stop = Arc::new(AtomicBool::new(false));
     let sums = Arc::new(Mutex::new(GaugeSums::default()));
     let sampler = {
@@ -496,6 +565,20 @@ pub fn run(
         }
         None => None,
     };
+    if let (Some(cpu), Some(path)) = (&cpu, &spec.trace) {
+        let source = format!(
+            "flushwise engine TPC-C: {} warehouses, {} connections, policy {}, seed {}, trace {}",
+            spec.manifest.warehouses,
+            spec.run.connections,
+            spec.options.policy,
+            spec.run.seed,
+            path.display()
+        );
+        let costs = cpu_costs_path(path);
+        let text = serde_json::to_string_pretty(&cpu.measured(source))
+            .map_err(|e| format!("--trace: cannot render the CPU costs: {e}"))?;
+        std::fs::write(&costs, text + "\n").map_err(|e| format!("--trace: {}: {e}", costs.display()))?;
+    }
     let run_report = outcome.map_err(|e| format!("tpcc run: {e}"))?;
     for (row, elapsed) in rows.iter_mut().zip(&elapsed_s) {
         row.time_s = elapsed - run_report.warmup_s;

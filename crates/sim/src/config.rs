@@ -12,6 +12,7 @@ use flushwise_core::limits::{CONNECTIONS_MAX, POOL_FRAMES_MAX, SIM_POOL_FRAMES_M
 use flushwise_core::policy::PolicySpec;
 use flushwise_core::TimeUs;
 use flushwise_tpcc_model::TpccMix;
+use flushwise_trace::TxnType;
 
 /// Where the page references come from.
 #[derive(Clone, PartialEq, Eq, Serialize)]
@@ -107,12 +108,15 @@ fn serialize_mix<S: serde::Serializer>(mix: &TpccMix, s: S) -> Result<S::Ok, S::
 /// on the order of 1,000-1,500 such transactions per second in memory) and a
 /// few microseconds per page fix. Wang & Bunt's Table 3 values (FixTime 20,
 /// UnfixTime 16 units at 1.5 us per unit) are the `db2_table3` preset.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, PartialEq, Serialize)]
 pub struct CpuCosts {
     pub fix_us: u32,
     pub unfix_us: u32,
     /// Per transaction (parsing, network round trips, row processing).
     pub txn_us: u32,
+    /// Per transaction of each type ([`TxnType::slot`] order), in place of
+    /// `txn_us`: an engine run's measured CPU ([`MeasuredCpuCosts`]).
+    pub txn_us_by_type: Option<[u32; TxnType::SLOTS]>,
 }
 
 impl Default for CpuCosts {
@@ -121,7 +125,102 @@ impl Default for CpuCosts {
             fix_us: 3,
             unfix_us: 1,
             txn_us: 2_500,
+            txn_us_by_type: None,
         }
+    }
+}
+
+/// Written by hand so the canonical text (and every configuration hash)
+/// of a run without per-type costs is what it was before they existed.
+impl std::fmt::Debug for CpuCosts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut d = f.debug_struct("CpuCosts");
+        d.field("fix_us", &self.fix_us)
+            .field("unfix_us", &self.unfix_us)
+            .field("txn_us", &self.txn_us);
+        if let Some(by_type) = &self.txn_us_by_type {
+            d.field("txn_us_by_type", by_type);
+        }
+        d.finish()
+    }
+}
+
+/// The CPU an engine run's user threads spent per transaction, by type:
+/// what `tpcc run --trace FILE` writes beside the trace (`FILE.cpu.json`)
+/// so that `sim run --workload trace --cpu-costs FILE.cpu.json` charges
+/// the engine's own costs (issue #18). Thread CPU time
+/// (`CLOCK_THREAD_CPUTIME_ID`) from a transaction's begin to its end, over
+/// the measured window, every attempt counted (a retry pays again); it
+/// includes the page fixes and the system time of the thread's own I/O
+/// calls, and excludes every wait (I/O, locks, the log).
+#[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MeasuredCpuCosts {
+    /// `engine-cpu-costs`.
+    pub kind: String,
+    pub commit: String,
+    /// What ran (the trace's description).
+    pub source: String,
+    /// One per transaction type that ran.
+    pub txn_types: Vec<MeasuredTxnCpu>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MeasuredTxnCpu {
+    /// `new_order`, `payment`, ... ([`crate::live::TXN_TYPES`]).
+    pub txn_type: String,
+    pub attempts: u64,
+    pub cpu_us_mean: f64,
+}
+
+impl MeasuredCpuCosts {
+    pub const KIND: &'static str = "engine-cpu-costs";
+
+    /// The simulator's costs: each type its measured mean (fixes included,
+    /// so `fix_us` and `unfix_us` are 0); a type that did not run costs
+    /// the attempt-weighted mean of those that did.
+    pub fn to_costs(&self) -> Result<CpuCosts, String> {
+        if self.kind != Self::KIND {
+            return Err(format!("`kind` is {:?}, expected {:?}", self.kind, Self::KIND));
+        }
+        let mut by_type = [None; TxnType::SLOTS];
+        let (mut sum, mut attempts) = (0.0, 0u64);
+        for t in &self.txn_types {
+            let slot = crate::live::TXN_TYPES
+                .iter()
+                .position(|name| *name == t.txn_type)
+                .ok_or_else(|| {
+                    format!(
+                        "unknown `txn_type` {:?}: one of {}",
+                        t.txn_type,
+                        crate::live::TXN_TYPES.join(", ")
+                    )
+                })?;
+            if !(t.cpu_us_mean.is_finite() && t.cpu_us_mean >= 0.0) {
+                return Err(format!("{}: `cpu_us_mean` must be finite and >= 0", t.txn_type));
+            }
+            by_type[slot] = Some(t.cpu_us_mean.round() as u32);
+            sum += t.cpu_us_mean * t.attempts as f64;
+            attempts += t.attempts;
+        }
+        if attempts == 0 {
+            return Err("no transaction was measured".into());
+        }
+        let mean = (sum / attempts as f64).round() as u32;
+        Ok(CpuCosts {
+            fix_us: 0,
+            unfix_us: 0,
+            txn_us: mean,
+            txn_us_by_type: Some(by_type.map(|c| c.unwrap_or(mean))),
+        })
+    }
+}
+
+impl CpuCosts {
+    /// The CPU charged at the start of a transaction of `txn_type`.
+    pub fn txn_us_of(&self, txn_type: TxnType) -> u32 {
+        self.txn_us_by_type.map_or(self.txn_us, |by| by[txn_type.slot()])
     }
 }
 
@@ -133,6 +232,7 @@ impl CpuCosts {
             fix_us: 30,
             unfix_us: 24,
             txn_us: 0,
+            txn_us_by_type: None,
         }
     }
 }
@@ -305,6 +405,46 @@ pub fn config_hash_of(canonical: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn measured_cpu_costs_charge_each_type_and_keep_old_hashes_without_them() {
+        assert_eq!(
+            format!("{:?}", CpuCosts::default()),
+            "CpuCosts { fix_us: 3, unfix_us: 1, txn_us: 2500 }",
+            "configuration hashes of runs without measured costs stay as they were"
+        );
+        let t = |name: &str, attempts, cpu_us_mean| MeasuredTxnCpu {
+            txn_type: name.into(),
+            attempts,
+            cpu_us_mean,
+        };
+        let measured = MeasuredCpuCosts {
+            kind: MeasuredCpuCosts::KIND.into(),
+            commit: "c".into(),
+            source: "s".into(),
+            txn_types: vec![t("new_order", 300, 1000.4), t("stock_level", 100, 4000.0)],
+        };
+        let costs = measured.to_costs().unwrap();
+        assert_eq!(
+            (costs.fix_us, costs.unfix_us),
+            (0, 0),
+            "fixes are in the measured means"
+        );
+        assert_eq!(costs.txn_us_of(TxnType::NewOrder), 1000);
+        assert_eq!(costs.txn_us_of(TxnType::StockLevel), 4000);
+        // A type that did not run costs the attempt-weighted mean.
+        assert_eq!(costs.txn_us_of(TxnType::Payment), 1750);
+        assert!(format!("{costs:?}").contains("txn_us_by_type"));
+        let mut bad = measured.clone();
+        bad.txn_types[0].txn_type = "neworder".into();
+        assert!(bad.to_costs().unwrap_err().contains("new_order"));
+        bad = measured.clone();
+        bad.kind = "other".into();
+        assert!(bad.to_costs().is_err());
+        bad = measured;
+        bad.txn_types.clear();
+        assert!(bad.to_costs().unwrap_err().contains("no transaction"));
+    }
 
     #[test]
     fn bad_inputs_name_their_flag() {

@@ -23,6 +23,33 @@ pub fn calibrated_spec(text: &str, label: &str) -> Result<DeviceSpec, String> {
     DeviceSpec::calibrated(preset.config).map_err(|e| e.to_string())
 }
 
+/// What one `fdatasync` costs on the device `name` stands for, in
+/// microseconds: the preset's measured mean (`[measured] fsync_mean_us`)
+/// for a calibrated device, 0 for every built-in model (they have no
+/// volatile write cache: a completed write is durable). The simulator
+/// charges it where the engine fsyncs (see `simulation.rs`).
+pub fn fsync_us(name: &str) -> Result<u64, String> {
+    let trimmed = name.trim();
+    let rest = match trimmed
+        .get(..FREE_WRITES_PREFIX.len())
+        .filter(|p| p.eq_ignore_ascii_case(FREE_WRITES_PREFIX))
+    {
+        // Free writes are free of their fsyncs too.
+        Some(_) => return Ok(0),
+        None => trimmed,
+    };
+    match split_calibrated_name(rest) {
+        Some((path, _)) => {
+            let (text, _) = read_calibrated(path)?;
+            let preset = CalibratedPreset::from_toml(&text, path).map_err(|e| format!("calibrated:{path}: {e}"))?;
+            Ok(preset
+                .measurements
+                .map_or(0, |m| m.fsync_mean_us.round().max(0.0) as u64))
+        }
+        None => Ok(0),
+    }
+}
+
 /// Reads a calibrated preset: its text and the device it describes.
 fn read_calibrated(path: &str) -> Result<(String, DeviceSpec), String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("calibrated:{path}: cannot read the preset: {e}"))?;
@@ -105,6 +132,25 @@ mod tests {
         let err = resolve_device(&pinned).unwrap_err();
         assert!(err.contains("changed since this run was configured"), "{err}");
         assert!(resolve_device(&name).is_ok(), "the unpinned name takes the new file");
+    }
+
+    #[test]
+    fn a_calibrated_device_charges_its_measured_fsync_and_the_models_none() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("disk.toml");
+        std::fs::write(&path, PRESET).unwrap();
+        let name = format!("calibrated:{}", path.display());
+        assert_eq!(fsync_us(&name).unwrap(), 0, "no [measured] table: nothing known");
+        let measured = format!(
+            "{PRESET}[measured]\nrequest_bytes = 16384\nsequential_write_mb_per_s = 900.0\nfsync_mean_us = 765.4\nfsync_p99_us = 4000.0\n"
+        );
+        std::fs::write(&path, measured).unwrap();
+        assert_eq!(fsync_us(&name).unwrap(), 765);
+        assert_eq!(fsync_us(&pin_device(&name).unwrap()).unwrap(), 765);
+        assert_eq!(fsync_us(&format!("free-writes:{name}")).unwrap(), 0);
+        for model in ["ssd", "wd-1tb-7200", "samsung-850-pro"] {
+            assert_eq!(fsync_us(model).unwrap(), 0, "{model}");
+        }
     }
 
     #[test]

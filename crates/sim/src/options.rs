@@ -17,7 +17,7 @@ use flushwise_core::policy::{PolicySpec, DEFAULT_POLICY};
 use flushwise_tpcc_model::TpccMix;
 
 use crate::units::{parse_duration_us, parse_size_bytes};
-use crate::{SimConfig, WorkloadSpec};
+use crate::{CpuCosts, SimConfig, WorkloadSpec};
 
 /// The options of one simulator run, as text; defaults are the command
 /// line's (`flushwise sim run` with no flags).
@@ -52,6 +52,10 @@ pub struct SimOptions {
     pub seed: u64,
     /// CPU cores of the simulated server; 0 = unlimited.
     pub cpu_cores: u32,
+    /// An engine run's measured CPU per transaction type (the
+    /// `TRACE.cpu.json` that `tpcc run --trace TRACE` writes), charged
+    /// instead of the default costs.
+    pub cpu_costs: Option<PathBuf>,
     #[serde(deserialize_with = "text_or_number")]
     pub report_interval: String,
     /// `name` or `name:key=value,...` (`flushwise policies`).
@@ -89,6 +93,7 @@ impl Default for SimOptions {
             duration: "15s".into(),
             seed: 1,
             cpu_cores: 8,
+            cpu_costs: None,
             report_interval: "5s".into(),
             policy: DEFAULT_POLICY.into(),
             sf: 1.0,
@@ -215,11 +220,23 @@ impl SimOptions {
             seed: self.seed,
             cpu_cores: self.cpu_cores,
             report_interval_us: duration_flag("--report-interval", &self.report_interval)?,
+            costs: match &self.cpu_costs {
+                Some(path) => read_cpu_costs(path)?,
+                None => CpuCosts::default(),
+            },
             ..SimConfig::default()
         };
         config.validate()?;
         Ok(config)
     }
+}
+
+/// Reads an engine run's measured CPU costs; errors name the flag and file.
+fn read_cpu_costs(path: &std::path::Path) -> Result<CpuCosts, String> {
+    let bad = |e: String| format!("--cpu-costs {}: {e}", path.display());
+    let text = std::fs::read_to_string(path).map_err(|e| bad(format!("cannot read it: {e}")))?;
+    let measured: crate::config::MeasuredCpuCosts = serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
+    measured.to_costs().map_err(bad)
 }
 
 #[cfg(test)]

@@ -24,14 +24,19 @@
 //!   log durable far more often than pages are written);
 //! - with doublewrite on, each write batch first goes sequentially to the
 //!   doublewrite area; batches do not wait for each other's doublewrite
-//!   slots, and fsyncs cost no device time: the device models have no
-//!   volatile write cache, so a completed write is already durable;
+//!   slots. An fsync costs the data or log device's `fsync_us`
+//!   ([`crate::device::fsync_us`]: a calibrated device's measured
+//!   `fdatasync`, 0 for the built-in models, which have no volatile write
+//!   cache) where the engine pays one (`Doublewrite::write_batch`): after
+//!   the doublewrite copy, and after the batch's last in-place write, whose
+//!   pages are all released together then; and after every log write. It
+//!   delays its waiter only, it does not occupy the device;
 //! - a user's single-page flush is its doublewrite copy then its in-place
 //!   write, one after the other (5.6.15: both synchronous); under the
 //!   5.6.10/11 rule (`SinglePageFlush::AllDatafiles`,
 //!   `buf_flush_sync_datafiles`) the user then also waits until no page
-//!   write of anyone is in flight (the page cleaner's batch included); the
-//!   fsyncs cost nothing (above);
+//!   write of anyone is in flight (the page cleaner's batch included); its
+//!   fsync of every data file is not charged;
 //! - checkpoints follow the core's `checkpoint_due` (every second, and at
 //!   once when a writer finds the checkpoint age past the async margin),
 //!   at the oldest modification; each writes one log block.
@@ -155,6 +160,9 @@ pub struct Simulation {
     cleaners: Vec<CleanerState>,
     data_device: Box<dyn DeviceModel>,
     log_device: Box<dyn DeviceModel>,
+    /// What an fsync of the data / log device costs (module doc).
+    data_fsync_us: TimeUs,
+    log_fsync_us: TimeUs,
     workload: Box<dyn Workload>,
     /// The change buffer's model, for workloads with secondary indexes.
     change_buffer: Option<SimChangeBuffer>,
@@ -285,6 +293,8 @@ impl Simulation {
         let log_device = crate::device::resolve_device(&config.log_device)
             .map_err(|e| format!("--log-device: {e}"))?
             .build();
+        let data_fsync_us = crate::device::fsync_us(&config.data_device).map_err(|e| format!("--device: {e}"))?;
+        let log_fsync_us = crate::device::fsync_us(&config.log_device).map_err(|e| format!("--log-device: {e}"))?;
         let sync_margin_bytes = pool.redo().margins.max_modified_age_sync_bytes;
         let cpu = (config.cpu_cores > 0).then(|| CpuCores::new(config.cpu_cores));
         let cpu_slice_us = workload.cpu_slice_us();
@@ -294,6 +304,8 @@ impl Simulation {
             cleaner,
             data_device,
             log_device,
+            data_fsync_us,
+            log_fsync_us,
             workload,
             change_buffer,
             queue: EventQueue::new(),
@@ -463,8 +475,24 @@ impl Simulation {
             }
             Event::DoublewriteDone { batch } => {
                 if let Some((orders, owner)) = self.doublewrite_batches.remove(&batch) {
-                    for order in orders {
-                        self.submit_in_place(order, owner, now);
+                    if self.data_fsync_us == 0 {
+                        for order in orders {
+                            self.submit_in_place(order, owner, now);
+                        }
+                    } else {
+                        // The engine fsyncs the tablespace after the last
+                        // in-place write and only then lets the batch go.
+                        let done: Vec<TimeUs> = orders.iter().map(|o| self.write_in_place(o.page, now)).collect();
+                        let released = done.iter().copied().max().unwrap_or(now) + self.data_fsync_us;
+                        for order in orders {
+                            self.queue.schedule(
+                                released,
+                                Event::WriteDone {
+                                    frame: order.frame,
+                                    owner,
+                                },
+                            );
+                        }
                     }
                 }
             }
@@ -563,7 +591,7 @@ impl Simulation {
                     ag.txn_type = Some(txn_type);
                     ag.txn_start_us = now + cpu;
                     ag.pos += 1;
-                    cpu += u64::from(costs.txn_us);
+                    cpu += u64::from(costs.txn_us_of(txn_type));
                 }
                 TraceEvent::Fix { page, latch } => {
                     // Only runs with a change buffer pay for it (a fix is
@@ -787,7 +815,8 @@ impl Simulation {
         self.log.in_flight = Some(end);
         self.log.writes += 1;
         self.log.bytes += bytes;
-        self.queue.schedule(done, Event::LogWriteDone { end });
+        self.queue
+            .schedule(done + self.log_fsync_us, Event::LogWriteDone { end });
     }
 
     /// Writes a batch of pages. With the doublewrite buffer on (InnoDB's
@@ -832,18 +861,24 @@ impl Simulation {
             now,
         );
         self.doublewrite_batches.insert(batch, (orders, owner));
-        self.queue.schedule(done, Event::DoublewriteDone { batch });
+        self.queue
+            .schedule(done + self.data_fsync_us, Event::DoublewriteDone { batch });
     }
 
-    fn submit_in_place(&mut self, order: WriteOrder, owner: Owner, now: TimeUs) {
-        let done = self.data_device.submit(
+    /// Submits a page's in-place write; returns its completion.
+    fn write_in_place(&mut self, page: flushwise_core::PageId, now: TimeUs) -> TimeUs {
+        self.data_device.submit(
             IoRequest {
                 kind: IoKind::Write,
-                offset_bytes: self.workload.page_offset_bytes(order.page),
+                offset_bytes: self.workload.page_offset_bytes(page),
                 len_bytes: self.config.page_size_bytes,
             },
             now,
-        );
+        )
+    }
+
+    fn submit_in_place(&mut self, order: WriteOrder, owner: Owner, now: TimeUs) {
+        let done = self.write_in_place(order.page, now);
         self.queue.schedule(
             done,
             Event::WriteDone {

@@ -169,3 +169,39 @@ fn tpch_scans_yield_the_cpu_so_the_refresh_stream_keeps_up() {
     let (again, _) = run(config);
     assert_eq!(r, again, "deterministic");
 }
+
+/// A calibrated device's measured fsync is charged where the engine pays
+/// it (after each log write, after a doublewrite copy and after a batch's
+/// in-place writes): the same device with a slow fsync commits later, so
+/// fewer transactions run.
+#[test]
+fn a_calibrated_devices_fsync_slows_commits_and_page_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    let preset = |fsync_us: f64| {
+        format!(
+            "format_version = 1\n[model]\nread_base_latency_us = 80.0\nwrite_base_latency_us = 80.0\n\
+             read_latency_per_outstanding_us = 10.0\nwrite_latency_per_outstanding_us = 10.0\n\
+             transfer_us_per_mib = 1000.0\n[measured]\nrequest_bytes = 16384\n\
+             sequential_write_mb_per_s = 900.0\nfsync_mean_us = {fsync_us}\nfsync_p99_us = {fsync_us}\n"
+        )
+    };
+    let result = |fsync_us: f64| {
+        let path = dir.path().join(format!("fsync-{fsync_us}.toml"));
+        std::fs::write(&path, preset(fsync_us)).unwrap();
+        let device = flushwise_sim::pin_device(&format!("calibrated:{}", path.display())).unwrap();
+        run(SimConfig {
+            data_device: device.clone(),
+            log_device: device,
+            ..small("mysql56", 7)
+        })
+        .0
+    };
+    let (fast, slow) = (result(0.0), result(3000.0));
+    // Eight connections, each commit waits a log write and its fsync.
+    assert!(
+        (slow.transactions as f64) < 0.8 * fast.transactions as f64,
+        "{} vs {} transactions",
+        slow.transactions,
+        fast.transactions
+    );
+}
