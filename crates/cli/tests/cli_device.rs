@@ -60,6 +60,7 @@ fn quick_calibration_writes_a_preset_the_simulator_runs_on() {
         "sequential_write_mb_per_s",
         "mean_abs_iops_error_fitted",
         "mean_abs_iops_error_mixed",
+        "mean_abs_iops_error_mixed_without_cross_kind",
     ] {
         assert!(!v[field].is_null(), "{field} missing: {v}");
     }
@@ -68,6 +69,8 @@ fn quick_calibration_writes_a_preset_the_simulator_runs_on() {
         "write_base_latency_us",
         "read_latency_per_outstanding_us",
         "write_latency_per_outstanding_us",
+        "read_latency_per_outstanding_write_us",
+        "write_latency_per_outstanding_read_us",
         "transfer_us_per_mib",
     ] {
         assert!(v["model"][field].as_f64().is_some_and(|x| x >= 0.0), "{field}: {v}");

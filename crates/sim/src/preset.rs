@@ -13,8 +13,10 @@
 //! [model]                                  # the fitted CalibratedConfig
 //! read_base_latency_us = 120.5
 //! write_base_latency_us = 104.2
-//! read_latency_per_outstanding_us = 14.5
-//! write_latency_per_outstanding_us = 12.4
+//! read_latency_per_outstanding_us = 14.5         # per read in flight
+//! write_latency_per_outstanding_us = 12.4        # per write in flight
+//! read_latency_per_outstanding_write_us = 22.9   # optional: per write in flight
+//! write_latency_per_outstanding_read_us = 25.1   # optional: per read in flight
 //! transfer_us_per_mib = 640.0
 //!
 //! [provenance]                             # optional: where it was measured
@@ -49,6 +51,10 @@
 //! ```
 //!
 //! Only `[model]` is needed to build a device; the rest is the evidence.
+//! The two cross-kind weights (`read_latency_per_outstanding_write_us`,
+//! `write_latency_per_outstanding_read_us`) came later: a preset without
+//! one reads it as its kind's same-kind slope, every request in flight
+//! counted alike, which is the model such a preset was fitted for.
 //! Unknown tables and keys are refused (a typo is not silently a default);
 //! a parse error names the line and the key, a value out of range names
 //! its table and field.
@@ -119,6 +125,12 @@ struct ModelTable {
     write_base_latency_us: f64,
     read_latency_per_outstanding_us: f64,
     write_latency_per_outstanding_us: f64,
+    /// Absent: `read_latency_per_outstanding_us` (see the module doc).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    read_latency_per_outstanding_write_us: Option<f64>,
+    /// Absent: `write_latency_per_outstanding_us`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    write_latency_per_outstanding_read_us: Option<f64>,
     transfer_us_per_mib: f64,
 }
 
@@ -162,7 +174,8 @@ struct LogWriteTable {
 const HEADER: &str = "# A model of one machine's storage, written by `flushwise device calibrate`.\n\
 # Use it with `--device calibrated:PATH` (simulator) or\n\
 # `--device emulated calibrated:PATH` (engine). Latency of a request =\n\
-# base + per_outstanding x (requests in flight at its arrival)\n\
+# base + per_outstanding x (requests of its kind in flight at its arrival)\n\
+# + per_outstanding_<other kind> x (requests of the other kind in flight)\n\
 # + transfer x (MiB beyond 16 KiB); see crates/core/src/device/calibrated.rs.\n";
 
 /// A TOML error on one line: `line N (the line's text): what is wrong`.
@@ -221,6 +234,12 @@ impl CalibratedPreset {
             write_base_latency_us: m.write_base_latency_us,
             read_latency_per_outstanding_us: m.read_latency_per_outstanding_us,
             write_latency_per_outstanding_us: m.write_latency_per_outstanding_us,
+            read_latency_per_outstanding_write_us: m
+                .read_latency_per_outstanding_write_us
+                .unwrap_or(m.read_latency_per_outstanding_us),
+            write_latency_per_outstanding_read_us: m
+                .write_latency_per_outstanding_read_us
+                .unwrap_or(m.write_latency_per_outstanding_us),
             transfer_us_per_mib: m.transfer_us_per_mib,
         };
         config.validate().map_err(|e| match e {
@@ -330,6 +349,8 @@ impl CalibratedPreset {
                 write_base_latency_us: c.write_base_latency_us,
                 read_latency_per_outstanding_us: c.read_latency_per_outstanding_us,
                 write_latency_per_outstanding_us: c.write_latency_per_outstanding_us,
+                read_latency_per_outstanding_write_us: Some(c.read_latency_per_outstanding_write_us),
+                write_latency_per_outstanding_read_us: Some(c.write_latency_per_outstanding_read_us),
                 transfer_us_per_mib: c.transfer_us_per_mib,
             },
             provenance: self.provenance.clone(),
@@ -366,6 +387,8 @@ mod tests {
                 write_base_latency_us: 100.0,
                 read_latency_per_outstanding_us: 14.5,
                 write_latency_per_outstanding_us: 12.25,
+                read_latency_per_outstanding_write_us: 22.875,
+                write_latency_per_outstanding_read_us: 25.125,
                 transfer_us_per_mib: 640.0,
             },
             provenance: Some(Provenance {
@@ -453,6 +476,46 @@ mod tests {
     }
 
     #[test]
+    fn a_preset_without_cross_kind_weights_reads_as_the_model_before_them() {
+        use flushwise_core::device::{CalibratedModel, DeviceModel, IoKind, IoRequest};
+        let old = CalibratedPreset::from_toml(&model_only(), "old").unwrap().config;
+        assert_eq!(old.read_latency_per_outstanding_write_us, 14.5);
+        assert_eq!(old.write_latency_per_outstanding_read_us, 12.25);
+        assert_eq!(old, old.without_cross_kind_weights());
+        // Every request in flight adds the same-kind slope, whatever its
+        // kind: a read behind two reads and two writes, 120.5 + 4 x 14.5 us.
+        let mut device = CalibratedModel::new(old.clone()).unwrap();
+        for kind in [IoKind::Read, IoKind::Write, IoKind::Write, IoKind::Read] {
+            device.submit(
+                IoRequest {
+                    kind,
+                    offset_bytes: 0,
+                    len_bytes: 16384,
+                },
+                0,
+            );
+        }
+        let read = IoRequest {
+            kind: IoKind::Read,
+            offset_bytes: 0,
+            len_bytes: 16384,
+        };
+        assert_eq!(device.submit(read, 10), 10 + 179, "178.5 us, rounded up");
+        device.check_invariants();
+        // One given, the other still defaults; written back, both are kept.
+        let one = model_only().replace(
+            "transfer_us_per_mib",
+            "read_latency_per_outstanding_write_us = 30.0\ntransfer_us_per_mib",
+        );
+        let preset = CalibratedPreset::from_toml(&one, "one").unwrap();
+        assert_eq!(preset.config.read_latency_per_outstanding_write_us, 30.0);
+        assert_eq!(preset.config.write_latency_per_outstanding_read_us, 12.25);
+        let text = preset.to_toml().unwrap();
+        assert!(text.contains("write_latency_per_outstanding_read_us = 12.25"), "{text}");
+        assert_eq!(CalibratedPreset::from_toml(&text, "one").unwrap(), preset);
+    }
+
+    #[test]
     fn bad_presets_are_refused_naming_line_and_field() {
         let model = model_only();
         let cases: Vec<(String, &[&str])> = vec![
@@ -469,6 +532,13 @@ mod tests {
                 &["[model]", "read_base_latency_us", ">= 0"],
             ),
             (model.replace("120.5", "nan"), &["read_base_latency_us", "NaN"]),
+            (
+                model.replace(
+                    "transfer_us_per_mib",
+                    "write_latency_per_outstanding_read_us = -2.0\ntransfer_us_per_mib",
+                ),
+                &["[model]", "write_latency_per_outstanding_read_us", ">= 0"],
+            ),
             (format!("{model}speed = 3\n"), &["unknown field `speed`"]),
             (format!("{model}[disk]\n"), &["unknown field `disk`"]),
             (format!("{model}[model]\n"), &["line 8"]),

@@ -16,7 +16,8 @@
 //! - `write`: `queue_depth` writers (in-place page writes, no fsync);
 //! - `mixed`: `queue_depth` readers *and* `queue_depth` writers at once,
 //!   so reads at QD k meet writes at QD k (read/write interference: compare
-//!   with the `read` point of the same depth).
+//!   with the `read` point of the same depth; they fit the cross-kind
+//!   weights).
 //!
 //! Log writes ([`LogWritePoint`]) are sequential appends of one size, each
 //! followed by `fdatasync`, one at a time, as the redo log writes and
@@ -25,15 +26,23 @@
 //!
 //! # How the fit works
 //! The model ([`super::calibrated`]) gives a request base + per_outstanding
-//! x (requests in flight) + a transfer cost per byte beyond 16 KiB. At
-//! queue depth k a request finds k - 1 others in flight, so per direction
-//! the fit is a straight line through the single-direction points' mean
-//! latency over k - 1, by least squares weighted by 1 / latency² (so each
-//! point's *relative* error counts alike; a base or slope below zero is set
-//! to zero and the other refitted). The transfer cost is the least-squares
-//! slope of log-append latency over size. The mixed points are not fitted:
-//! they test the assumption that a write in flight slows a read as much
-//! as a read does.
+//! x (same kind in flight) + per_outstanding_other x (other kind in
+//! flight) + a transfer cost per byte beyond 16 KiB, in three steps, each
+//! holding what the one before fitted:
+//! 1. base and same-kind slope, per direction from its single-direction
+//!    points alone: at queue depth k a request finds k - 1 others in
+//!    flight, so the fit is a straight line through mean latency over
+//!    k - 1, by least squares weighted by 1 / latency² (so each point's
+//!    *relative* error counts alike; a base or slope below zero is set to
+//!    zero and the other refitted). The mixed points do not move it.
+//! 2. the cross-kind weight, per direction from the mixed points: a read
+//!    there finds k - 1 reads and k writes in flight, so the weight is the
+//!    line through the origin of (latency - base - slope x (k - 1)) over
+//!    k, weighted by 1 / latency² as in step 1, at least zero. Without a
+//!    mixed point it is the same-kind slope: every request in flight
+//!    counts alike, the model before the weights.
+//! 3. the transfer cost: the least-squares slope of log-append latency
+//!    over size.
 
 use super::calibrated::{CalibratedConfig, CalibratedModel};
 use super::{DeviceModel, IoKind, IoRequest};
@@ -261,6 +270,41 @@ fn fit_line(points: &[(f64, f64)]) -> Option<(f64, f64)> {
     })
 }
 
+/// What each request of the other kind in flight adds to a request of
+/// `kind`, fitted from the mixed points with the single-kind line
+/// (`base`, `same_kind_slope`) held: at a mixed point of depth k a request
+/// finds k - 1 of its kind and k of the other in flight, so the slope is
+/// the least-squares line through the origin of (latency - base -
+/// same_kind_slope x (k - 1)) over k, weighted by 1 / latency² as the
+/// single-kind fit (relative error), at least zero. `None` without a mixed
+/// point that measured `kind`.
+fn cross_kind_slope(measurements: &Measurements, kind: IoKind, base: f64, same_kind_slope: f64) -> Option<f64> {
+    let (mut sxx, mut sxy) = (0.0, 0.0);
+    for p in measurements.points.iter().filter(|p| p.pattern == Pattern::Mixed) {
+        let (figures, same_kind, other_kind) = match kind {
+            IoKind::Read => (
+                p.read,
+                p.pattern.readers(p.queue_depth),
+                p.pattern.writers(p.queue_depth),
+            ),
+            IoKind::Write => (
+                p.write,
+                p.pattern.writers(p.queue_depth),
+                p.pattern.readers(p.queue_depth),
+            ),
+        };
+        let Some(latency) = figures.map(|f| f.mean_latency_us).filter(|l| *l > 0.0) else {
+            continue;
+        };
+        let weight = 1.0 / (latency * latency);
+        let x = f64::from(other_kind);
+        let y = latency - base - same_kind_slope * f64::from(same_kind.saturating_sub(1));
+        sxx += weight * x * x;
+        sxy += weight * x * y;
+    }
+    (sxx > 0.0).then(|| (sxy / sxx).max(0.0))
+}
+
 /// Microseconds per MiB beyond 16 KiB: the least-squares slope of log
 /// append latency over size; without two sizes or with a slope <= 0, the
 /// sequential fill's rate.
@@ -304,12 +348,19 @@ pub fn fit(measurements: &Measurements) -> Result<CalibratedConfig, FitError> {
     };
     let (read_base, read_slope) = line(Pattern::Read)?;
     let (write_base, write_slope) = line(Pattern::Write)?;
+    // Rounded first, so the cross-kind fit holds the very line the preset keeps.
+    let (read_base, read_slope) = (round3(read_base), round3(read_slope));
+    let (write_base, write_slope) = (round3(write_base), round3(write_slope));
+    let read_per_write = cross_kind_slope(measurements, IoKind::Read, read_base, read_slope).unwrap_or(read_slope);
+    let write_per_read = cross_kind_slope(measurements, IoKind::Write, write_base, write_slope).unwrap_or(write_slope);
     Ok(CalibratedConfig {
         name: "fit".into(),
-        read_base_latency_us: round3(read_base),
-        write_base_latency_us: round3(write_base),
-        read_latency_per_outstanding_us: round3(read_slope),
-        write_latency_per_outstanding_us: round3(write_slope),
+        read_base_latency_us: read_base,
+        write_base_latency_us: write_base,
+        read_latency_per_outstanding_us: read_slope,
+        write_latency_per_outstanding_us: write_slope,
+        read_latency_per_outstanding_write_us: round3(read_per_write),
+        write_latency_per_outstanding_read_us: round3(write_per_read),
         transfer_us_per_mib: round3(transfer_us_per_mib(measurements)),
     })
 }
@@ -442,6 +493,8 @@ mod tests {
             write_base_latency_us: 105.0,
             read_latency_per_outstanding_us: 14.5,
             write_latency_per_outstanding_us: 12.0,
+            read_latency_per_outstanding_write_us: 24.0,
+            write_latency_per_outstanding_read_us: 21.0,
             transfer_us_per_mib: 1200.0,
         }
     }
@@ -495,6 +548,8 @@ mod tests {
         assert!(close(fitted.write_base_latency_us, 105.0), "{fitted:?}");
         assert!(close(fitted.read_latency_per_outstanding_us, 14.5), "{fitted:?}");
         assert!(close(fitted.write_latency_per_outstanding_us, 12.0), "{fitted:?}");
+        assert!(close(fitted.read_latency_per_outstanding_write_us, 24.0), "{fitted:?}");
+        assert!(close(fitted.write_latency_per_outstanding_read_us, 21.0), "{fitted:?}");
         assert!(close(fitted.transfer_us_per_mib, 1200.0), "{fitted:?}");
         for c in compare(&fitted, &measurements).unwrap() {
             for d in [c.read, c.write].into_iter().flatten() {
@@ -512,16 +567,85 @@ mod tests {
         let latency = 120.0 + 14.5 * 7.0;
         assert!((read.mean_latency_us / latency - 1.0).abs() < 0.01, "{read:?}");
         assert!((read.iops / (8e6 / latency) - 1.0).abs() < 0.01, "{read:?}");
-        // Mixed at QD4: every request finds 7 others in flight.
+        // Mixed at QD4: every request finds 3 of its kind and 4 of the
+        // other in flight.
         let (read, write) = predict(&truth(), Pattern::Mixed, 4, 16384).unwrap();
         let (read, write) = (read.unwrap(), write.unwrap());
         assert!(
-            (read.mean_latency_us / (120.0 + 14.5 * 7.0) - 1.0).abs() < 0.02,
+            (read.mean_latency_us / (120.0 + 14.5 * 3.0 + 24.0 * 4.0) - 1.0).abs() < 0.02,
             "{read:?}"
         );
         assert!(
-            (write.mean_latency_us / (105.0 + 12.0 * 7.0) - 1.0).abs() < 0.02,
+            (write.mean_latency_us / (105.0 + 12.0 * 3.0 + 21.0 * 4.0) - 1.0).abs() < 0.02,
             "{write:?}"
+        );
+    }
+
+    #[test]
+    fn cross_kind_weights_slow_the_mixed_points_as_they_say_and_nothing_else() {
+        let weighted = truth();
+        let alike = weighted.without_cross_kind_weights();
+        let queue_depth = 8;
+        let (read, write) = predict(&weighted, Pattern::Mixed, queue_depth, 16384).unwrap();
+        let (old_read, old_write) = predict(&alike, Pattern::Mixed, queue_depth, 16384).unwrap();
+        let k = f64::from(queue_depth);
+        // Each of the k requests of the other kind in flight costs the
+        // cross-kind weight instead of the same-kind slope.
+        for (new, old, extra_us) in [
+            (read.unwrap(), old_read.unwrap(), (24.0 - 14.5) * k),
+            (write.unwrap(), old_write.unwrap(), (21.0 - 12.0) * k),
+        ] {
+            let added = new.mean_latency_us - old.mean_latency_us;
+            assert!((added / extra_us - 1.0).abs() < 0.03, "{new:?} vs {old:?}");
+            // A closed loop: IOPS fall as latency rises, k / latency.
+            let iops_ratio = new.iops / old.iops;
+            let latency_ratio = old.mean_latency_us / new.mean_latency_us;
+            assert!((iops_ratio / latency_ratio - 1.0).abs() < 0.02, "{new:?} vs {old:?}");
+        }
+        for pattern in [Pattern::Read, Pattern::Write] {
+            assert_eq!(
+                predict(&weighted, pattern, queue_depth, 16384).unwrap(),
+                predict(&alike, pattern, queue_depth, 16384).unwrap(),
+                "{pattern}: one kind alone never meets the other"
+            );
+        }
+    }
+
+    #[test]
+    fn without_mixed_points_every_request_in_flight_counts_alike() {
+        let mut measurements = measured_on(&truth());
+        let with_mixed = fit(&measurements).unwrap();
+        measurements.points.retain(|p| p.pattern != Pattern::Mixed);
+        let fitted = fit(&measurements).unwrap();
+        assert_eq!(fitted, fitted.without_cross_kind_weights(), "{fitted:?}");
+        assert_eq!(
+            fitted,
+            CalibratedConfig {
+                read_latency_per_outstanding_write_us: with_mixed.read_latency_per_outstanding_us,
+                write_latency_per_outstanding_read_us: with_mixed.write_latency_per_outstanding_us,
+                ..with_mixed
+            },
+            "the single-kind fit does not look at the mixed points"
+        );
+    }
+
+    #[test]
+    fn mixed_points_faster_than_the_single_kind_line_fit_a_zero_weight() {
+        let mut measurements = measured_on(&CalibratedConfig {
+            read_latency_per_outstanding_write_us: 0.0,
+            ..truth()
+        });
+        // Mixed reads a little faster than the reads' own line at k - 1.
+        for p in measurements.points.iter_mut().filter(|p| p.pattern == Pattern::Mixed) {
+            if let Some(f) = &mut p.read {
+                f.mean_latency_us -= 5.0;
+            }
+        }
+        let fitted = fit(&measurements).unwrap();
+        assert_eq!(fitted.read_latency_per_outstanding_write_us, 0.0, "{fitted:?}");
+        assert!(
+            (fitted.write_latency_per_outstanding_read_us / 21.0 - 1.0).abs() < 0.02,
+            "{fitted:?}"
         );
     }
 
