@@ -398,6 +398,11 @@ pub struct SimArgs {
     /// the default costs.
     #[arg(long, value_name = "FILE")]
     pub cpu_costs: Option<PathBuf>,
+    /// In-place writes of a doublewrite batch in flight at once: 0 = all
+    /// of them (MySQL 5.6.15, native AIO), 16 = what the engine does
+    /// (use it to predict an engine run).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub in_place_write_depth: u32,
     #[arg(long, value_name = "DURATION", default_value = "5s")]
     pub report_interval: String,
     #[arg(long, value_enum, default_value = "table")]
@@ -549,6 +554,7 @@ impl SimArgs {
             seed: self.seed,
             cpu_cores: self.cpu_cores,
             cpu_costs: self.cpu_costs.clone(),
+            in_place_write_depth: self.in_place_write_depth,
             report_interval: self.report_interval.clone(),
             policy: policy.to_string(),
             sf: self.sf,

@@ -11,7 +11,9 @@
 //! `ioengine=psync` with `numjobs=k` measures the same thing).
 //!
 //! The sequence, each point for `duration_per_point` (the first tenth, at
-//! most 500 ms, is warm-up and not counted):
+//! most 500 ms, is warm-up and not counted; a point runs on until each of
+//! its threads has completed `SAMPLES_PER_THREAD_MIN` measured requests,
+//! and its IOPS divide by the window it really took):
 //! 1. fill the test file (`file_size_bytes`) with 1 MiB direct writes of
 //!    pseudo-random bytes and fsync it: every later read reaches written
 //!    blocks (a read of an unwritten extent never reaches the device), and
@@ -50,6 +52,11 @@ const FSYNC_APPEND_BYTES: usize = 4096;
 pub const QUEUE_DEPTH_MAX: u32 = 256;
 /// Longest warm-up of a point.
 const WARMUP_MAX: Duration = Duration::from_millis(500);
+/// Requests every thread of a point completes in the measured window at
+/// least, however slow the device is at that moment: a point's window
+/// stretches past its duration until each has (a short point on a
+/// stalled disk would otherwise count nothing).
+const SAMPLES_PER_THREAD_MIN: u64 = 4;
 
 /// What to measure and where.
 #[derive(Clone, Debug)]
@@ -373,6 +380,8 @@ fn round_us(d: Duration) -> u64 {
 struct ThreadTally {
     is_reader: bool,
     latencies: Histogram,
+    /// When its last measured request ended.
+    last_end: Instant,
 }
 
 /// Keeps `queue_depth` readers and/or writers busy for `duration`.
@@ -403,6 +412,7 @@ fn random_point(
                     let mut buf = AlignedBuf::zeroed(REQUEST_BYTES as usize);
                     rng.fill(&mut buf);
                     let mut latencies = Histogram::new();
+                    let mut last_end = measured_from;
                     while !abort.load(Ordering::Relaxed) && !stop.load(Ordering::Relaxed) {
                         let offset = (rng.next_u64() % slots) * u64::from(REQUEST_BYTES);
                         let begun = Instant::now();
@@ -416,14 +426,19 @@ fn random_point(
                             abort.store(true, Ordering::Relaxed);
                             return Err(e);
                         }
-                        if begun >= measured_from && ended <= until {
+                        if begun >= measured_from {
                             latencies.record(round_us(ended - begun));
+                            last_end = ended;
                         }
-                        if ended >= until {
+                        if ended >= until && latencies.count() >= SAMPLES_PER_THREAD_MIN {
                             break;
                         }
                     }
-                    Ok(ThreadTally { is_reader, latencies })
+                    Ok(ThreadTally {
+                        is_reader,
+                        latencies,
+                        last_end,
+                    })
                 })
             })
             .collect();
@@ -436,11 +451,18 @@ fn random_point(
             .collect()
     });
     check_stop(stop)?;
-    let window = duration - warmup;
+    let tallies = tallies.into_iter().collect::<Result<Vec<_>, _>>()?;
+    // From the window's start to the last measured completion (at least
+    // the planned window).
+    let window = tallies
+        .iter()
+        .map(|t| t.last_end.saturating_duration_since(measured_from))
+        .max()
+        .unwrap_or_default()
+        .max(duration - warmup);
     let mut read = Histogram::new();
     let mut write = Histogram::new();
     for tally in tallies {
-        let tally = tally?;
         if tally.is_reader {
             read.merge(&tally.latencies);
         } else {

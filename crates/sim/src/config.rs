@@ -237,7 +237,7 @@ impl CpuCosts {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, PartialEq, Serialize)]
 pub struct SimConfig {
     pub workload: WorkloadSpec,
     /// Agents (database connections). Ignored for traces (their agents are used).
@@ -268,6 +268,42 @@ pub struct SimConfig {
     pub iteration_records: bool,
     /// `innodb_doublewrite` (ON by default in MySQL 5.6).
     pub doublewrite: bool,
+    /// In-place writes of a doublewrite batch in flight at once: 0 = all
+    /// of them (MySQL 5.6.15 posts them at once through native AIO), 16 =
+    /// the engine (`IN_PLACE_WRITE_DEPTH` threads); what a replay that
+    /// predicts the engine wants (issue #18).
+    pub in_place_write_depth: u32,
+}
+
+/// Written by hand so the canonical text (and every configuration hash)
+/// of a run that posts a batch's writes at once is what it was before the
+/// depth existed: the derived form, the depth only when set.
+impl std::fmt::Debug for SimConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut d = f.debug_struct("SimConfig");
+        d.field("workload", &self.workload)
+            .field("connections", &self.connections)
+            .field("buffer_pool_bytes", &self.buffer_pool_bytes)
+            .field("redo_bytes", &self.redo_bytes)
+            .field("page_size_bytes", &self.page_size_bytes)
+            .field("data_device", &self.data_device)
+            .field("log_device", &self.log_device)
+            .field("policy", &self.policy)
+            .field("warmup_us", &self.warmup_us)
+            .field("duration_us", &self.duration_us)
+            .field("seed", &self.seed)
+            .field("cpu_cores", &self.cpu_cores)
+            .field("costs", &self.costs)
+            .field("report_interval_us", &self.report_interval_us)
+            .field("thread_concurrency", &self.thread_concurrency)
+            .field("decision_log", &self.decision_log)
+            .field("iteration_records", &self.iteration_records)
+            .field("doublewrite", &self.doublewrite);
+        if self.in_place_write_depth > 0 {
+            d.field("in_place_write_depth", &self.in_place_write_depth);
+        }
+        d.finish()
+    }
 }
 
 impl Default for SimConfig {
@@ -291,6 +327,7 @@ impl Default for SimConfig {
             decision_log: false,
             iteration_records: false,
             doublewrite: true,
+            in_place_write_depth: 0,
         }
     }
 }

@@ -56,6 +56,9 @@ pub struct SimOptions {
     /// `TRACE.cpu.json` that `tpcc run --trace TRACE` writes), charged
     /// instead of the default costs.
     pub cpu_costs: Option<PathBuf>,
+    /// In-place writes of a doublewrite batch in flight at once (0 = all,
+    /// as MySQL 5.6.15; 16 = the engine's).
+    pub in_place_write_depth: u32,
     #[serde(deserialize_with = "text_or_number")]
     pub report_interval: String,
     /// `name` or `name:key=value,...` (`flushwise policies`).
@@ -94,6 +97,7 @@ impl Default for SimOptions {
             seed: 1,
             cpu_cores: 8,
             cpu_costs: None,
+            in_place_write_depth: 0,
             report_interval: "5s".into(),
             policy: DEFAULT_POLICY.into(),
             sf: 1.0,
@@ -220,6 +224,7 @@ impl SimOptions {
             seed: self.seed,
             cpu_cores: self.cpu_cores,
             report_interval_us: duration_flag("--report-interval", &self.report_interval)?,
+            in_place_write_depth: self.in_place_write_depth,
             costs: match &self.cpu_costs {
                 Some(path) => read_cpu_costs(path)?,
                 None => CpuCosts::default(),

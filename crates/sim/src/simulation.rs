@@ -94,6 +94,9 @@ enum Event {
     ReadDone { frame: FrameId, agent: u32 },
     WriteDone { frame: FrameId, owner: Owner },
     DoublewriteDone { batch: u64 },
+    /// One in-place write of a doublewrite batch posted at a bounded depth
+    /// (`SimConfig::in_place_write_depth`) ended.
+    InPlaceWriteDone { batch: u64, frame: FrameId },
     LogWriteDone { end: Lsn },
     CleanerWake { cleaner: u32, generation: u64 },
     Checkpoint,
@@ -123,6 +126,16 @@ struct Agent {
     /// The record position the change buffer last looked at (it looks at
     /// each fix once, however often the fix is retried).
     cb_checked: Option<usize>,
+}
+
+/// A doublewrite batch's in-place writes posted at a bounded depth.
+struct InPlaceBatch {
+    pending: std::collections::VecDeque<WriteOrder>,
+    in_flight: u32,
+    owner: Owner,
+    /// Frames written, released together after the fsync (when the
+    /// device charges one).
+    done: Vec<FrameId>,
 }
 
 #[derive(Default)]
@@ -175,6 +188,9 @@ pub struct Simulation {
     read_waiters: HashMap<u32, Vec<u32>>,
     /// Write batches whose doublewrite copy is in flight.
     doublewrite_batches: HashMap<u64, (Vec<WriteOrder>, Owner)>,
+    /// Doublewrite batches whose in-place writes are posted at a bounded
+    /// depth, by batch.
+    in_place_batches: HashMap<u64, InPlaceBatch>,
     next_doublewrite_batch: u64,
     write_waiters: Vec<u32>,
     /// Agents waiting until no page write is in flight.
@@ -314,6 +330,7 @@ impl Simulation {
             agents: (0..agents_n).map(|_| Agent::default()).collect(),
             read_waiters: HashMap::new(),
             doublewrite_batches: HashMap::new(),
+            in_place_batches: HashMap::new(),
             next_doublewrite_batch: 0,
             write_waiters: Vec::new(),
             drain_waiters: Vec::new(),
@@ -473,9 +490,46 @@ impl Simulation {
                 }
                 self.wake_cleaners(now, |s| s.wake_on_write_completion);
             }
+            Event::InPlaceWriteDone { batch, frame } => {
+                let fsync_us = self.data_fsync_us;
+                let Some(b) = self.in_place_batches.get_mut(&batch) else {
+                    return Err(format!("in-place write of unknown batch {batch}"));
+                };
+                b.in_flight -= 1;
+                let owner = b.owner;
+                if fsync_us == 0 {
+                    self.queue.schedule(now, Event::WriteDone { frame, owner });
+                } else {
+                    b.done.push(frame);
+                }
+                self.post_in_place(batch, now);
+                let finished = self
+                    .in_place_batches
+                    .get(&batch)
+                    .is_some_and(|b| b.in_flight == 0 && b.pending.is_empty());
+                if finished {
+                    if let Some(b) = self.in_place_batches.remove(&batch) {
+                        // The tablespace's fsync, then the batch is let go.
+                        for frame in b.done {
+                            self.queue.schedule(now + fsync_us, Event::WriteDone { frame, owner });
+                        }
+                    }
+                }
+            }
             Event::DoublewriteDone { batch } => {
                 if let Some((orders, owner)) = self.doublewrite_batches.remove(&batch) {
-                    if self.data_fsync_us == 0 {
+                    if self.config.in_place_write_depth > 0 {
+                        self.in_place_batches.insert(
+                            batch,
+                            InPlaceBatch {
+                                pending: orders.into(),
+                                in_flight: 0,
+                                owner,
+                                done: Vec::new(),
+                            },
+                        );
+                        self.post_in_place(batch, now);
+                    } else if self.data_fsync_us == 0 {
                         for order in orders {
                             self.submit_in_place(order, owner, now);
                         }
@@ -863,6 +917,33 @@ impl Simulation {
         self.doublewrite_batches.insert(batch, (orders, owner));
         self.queue
             .schedule(done + self.data_fsync_us, Event::DoublewriteDone { batch });
+    }
+
+    /// Posts a bounded-depth batch's next in-place writes, up to
+    /// `in_place_write_depth` in flight (the engine's
+    /// `IN_PLACE_WRITE_DEPTH` threads).
+    fn post_in_place(&mut self, batch: u64, now: TimeUs) {
+        let depth = self.config.in_place_write_depth;
+        loop {
+            let Some(b) = self.in_place_batches.get_mut(&batch) else {
+                return;
+            };
+            if b.in_flight >= depth {
+                return;
+            }
+            let Some(order) = b.pending.pop_front() else {
+                return;
+            };
+            b.in_flight += 1;
+            let done = self.write_in_place(order.page, now);
+            self.queue.schedule(
+                done,
+                Event::InPlaceWriteDone {
+                    batch,
+                    frame: order.frame,
+                },
+            );
+        }
     }
 
     /// Submits a page's in-place write; returns its completion.

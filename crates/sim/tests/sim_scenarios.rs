@@ -205,3 +205,26 @@ fn a_calibrated_devices_fsync_slows_commits_and_page_writes() {
         fast.transactions
     );
 }
+
+/// A doublewrite batch's in-place writes posted 16 at a time (the engine)
+/// instead of all at once (5.6.15's AIO): every write still completes
+/// once, the run differs, and a depth of 0 keeps the configuration hash of
+/// a run configured before the depth existed.
+#[test]
+fn in_place_writes_at_a_bounded_depth_complete_and_change_the_run() {
+    let all = small("mysql56", 3);
+    assert!(
+        !format!("{all:?}").contains("in_place_write_depth"),
+        "the default keeps old configuration hashes"
+    );
+    let bounded = SimConfig {
+        in_place_write_depth: 16,
+        ..small("mysql56", 3)
+    };
+    assert_ne!(bounded.config_hash(), all.config_hash());
+    let (a, _) = run(all);
+    let (b, _) = run(bounded.clone());
+    assert!(b.transactions > 0 && b.figures.async_writes > 0, "{b:?}");
+    assert_ne!(a, b, "posting writes 16 at a time changes the device's queue");
+    assert_eq!(b, run(bounded).0, "deterministic");
+}
