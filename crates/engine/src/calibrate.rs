@@ -40,6 +40,7 @@ use std::time::{Duration, Instant};
 use flushwise_core::device::calibration::{Figures, LogWritePoint, MeasuredPoint, Measurements, Pattern};
 use flushwise_core::histogram::Histogram;
 
+use crate::rng::SplitMix64;
 use crate::storage::{open_file, AlignedBuf, IoMode, StorageBackend, StorageError};
 
 /// The engine's page: every random request is one.
@@ -195,26 +196,6 @@ impl Drop for TestFiles {
     }
 }
 
-/// SplitMix64: request offsets and fill bytes, seeded per thread.
-struct SplitMix64(u64);
-
-impl SplitMix64 {
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn fill(&mut self, bytes: &mut [u8]) {
-        for chunk in bytes.chunks_mut(8) {
-            let word = self.next_u64().to_le_bytes();
-            chunk.copy_from_slice(&word[..chunk.len()]);
-        }
-    }
-}
-
 /// The filesystem type of `dir` from `/proc/self/mounts` (the longest
 /// mount point that contains it), e.g. `ext4 (/dev/vda on /)`; `unknown`
 /// where that file cannot be read.
@@ -354,7 +335,7 @@ fn check_stop(stop: &AtomicBool) -> Result<(), CalibrateError> {
 fn fill(file: &dyn StorageBackend, size_bytes: u64, stop: &AtomicBool) -> Result<f64, CalibrateError> {
     file.set_len(size_bytes)?;
     let mut chunk = AlignedBuf::zeroed(FILL_CHUNK_BYTES);
-    let mut rng = SplitMix64(0x5EED);
+    let mut rng = SplitMix64::new(0x5EED);
     let started = Instant::now();
     let mut offset = 0;
     while offset < size_bytes {
@@ -408,7 +389,7 @@ fn random_point(
                 let abort = &abort;
                 scope.spawn(move || {
                     let is_reader = thread < readers;
-                    let mut rng = SplitMix64(seed.wrapping_mul(1_000_003).wrapping_add(u64::from(thread)));
+                    let mut rng = SplitMix64::new(seed.wrapping_mul(1_000_003).wrapping_add(u64::from(thread)));
                     let mut buf = AlignedBuf::zeroed(REQUEST_BYTES as usize);
                     rng.fill(&mut buf);
                     let mut latencies = Histogram::new();
@@ -495,7 +476,7 @@ fn log_point(
     stop: &AtomicBool,
 ) -> Result<LogWritePoint, CalibrateError> {
     let mut buf = AlignedBuf::zeroed(write_bytes as usize);
-    SplitMix64(u64::from(write_bytes)).fill(&mut buf);
+    SplitMix64::new(u64::from(write_bytes)).fill(&mut buf);
     let warmup = (duration / 10).min(WARMUP_MAX);
     let started = Instant::now();
     let measured_from = started + warmup;
@@ -538,7 +519,7 @@ fn fsync_point(
     stop: &AtomicBool,
 ) -> Result<(f64, f64), CalibrateError> {
     let mut buf = AlignedBuf::zeroed(FSYNC_APPEND_BYTES);
-    SplitMix64(7).fill(&mut buf);
+    SplitMix64::new(7).fill(&mut buf);
     let warmup = (duration / 10).min(WARMUP_MAX);
     let started = Instant::now();
     let measured_from = started + warmup;

@@ -10,5 +10,6 @@ pub mod memory;
 pub mod page;
 pub mod page_store;
 pub mod redo;
+mod rng;
 pub mod storage;
 pub mod trace_recorder;

@@ -91,14 +91,30 @@ enum Owner {
 #[derive(Clone, Copy, Debug)]
 enum Event {
     AgentRun(u32),
-    ReadDone { frame: FrameId, agent: u32 },
-    WriteDone { frame: FrameId, owner: Owner },
-    DoublewriteDone { batch: u64 },
+    ReadDone {
+        frame: FrameId,
+        agent: u32,
+    },
+    WriteDone {
+        frame: FrameId,
+        owner: Owner,
+    },
+    DoublewriteDone {
+        batch: u64,
+    },
     /// One in-place write of a doublewrite batch posted at a bounded depth
     /// (`SimConfig::in_place_write_depth`) ended.
-    InPlaceWriteDone { batch: u64, frame: FrameId },
-    LogWriteDone { end: Lsn },
-    CleanerWake { cleaner: u32, generation: u64 },
+    InPlaceWriteDone {
+        batch: u64,
+        frame: FrameId,
+    },
+    LogWriteDone {
+        end: Lsn,
+    },
+    CleanerWake {
+        cleaner: u32,
+        generation: u64,
+    },
     Checkpoint,
     Sample,
     Report,

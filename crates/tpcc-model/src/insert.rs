@@ -208,21 +208,25 @@ mod tests {
     use crate::rng::Xoshiro256StarStar;
     use flushwise_trace::TraceEvent;
 
-    #[test]
-    fn a_transaction_inserts_into_the_primary_and_every_secondary_leaf() {
-        let mut m = InsertModel::new(InsertModelConfig::default()).unwrap();
-        let mut rng = Xoshiro256StarStar::seed_from_u64(1);
-        let mut out = Vec::new();
-        m.fill_transaction(3, &mut rng, &mut out);
-        let modified: Vec<PageId> = out
-            .iter()
+    /// The pages a transaction's records unfix modified, in order.
+    fn modified_pages(out: &[TraceRecord]) -> Vec<PageId> {
+        out.iter()
             .filter_map(|r| match r.event {
                 TraceEvent::Unfix {
                     page, modified: true, ..
                 } => Some(page),
                 _ => None,
             })
-            .collect();
+            .collect()
+    }
+
+    #[test]
+    fn a_transaction_inserts_into_the_primary_and_every_secondary_leaf() {
+        let mut m = InsertModel::new(InsertModelConfig::default()).unwrap();
+        let mut rng = Xoshiro256StarStar::seed_from_u64(1);
+        let mut out = Vec::new();
+        m.fill_transaction(3, &mut rng, &mut out);
+        let modified = modified_pages(&out);
         assert_eq!(modified.len(), 4, "{out:?}");
         assert_eq!(modified[0].space, PRIMARY_SPACE);
         assert!(modified[1..]
@@ -249,15 +253,7 @@ mod tests {
         for _ in 0..1_000 {
             out.clear();
             m.fill_transaction(0, &mut rng, &mut out);
-            let modified: Vec<PageId> = out
-                .iter()
-                .filter_map(|r| match r.event {
-                    TraceEvent::Unfix {
-                        page, modified: true, ..
-                    } => Some(page),
-                    _ => None,
-                })
-                .collect();
+            let modified = modified_pages(&out);
             assert_eq!(modified.len(), 1 + 2 * 3, "{out:?}");
             assert!(modified[0].page_no < m.space_pages(PRIMARY_SPACE) as u32);
             for pair in modified[1..].chunks(2) {

@@ -529,11 +529,10 @@ impl ChangeBuffer {
         if self.mode == ChangeBufferMode::Off {
             return Ok(false);
         }
-        let footprint = node::entry_footprint(key.len(), value.len()) as u32;
-        if self.total_bytes.load(Ordering::SeqCst) + u64::from(footprint) > self.max_bytes {
+        let Some(footprint) = self.under_cap(key, value) else {
             self.counters.buffer_refused.fetch_add(1, Ordering::Relaxed);
             return Ok(false);
-        }
+        };
         let decided = tree.with_leaf_parent(key, |leaf_no| {
             self.buffer_for_leaf(op, index_id, leaf_no, key, value, footprint)
         })?;
@@ -545,6 +544,13 @@ impl ChangeBuffer {
         };
         counter.fetch_add(1, Ordering::Relaxed);
         Ok(buffered)
+    }
+
+    /// The entry's footprint if buffering it keeps the buffer within its
+    /// size cap; `None` if it would not.
+    fn under_cap(&self, key: &[u8], value: &[u8]) -> Option<u32> {
+        let footprint = node::entry_footprint(key.len(), value.len()) as u32;
+        (self.total_bytes.load(Ordering::SeqCst) + u64::from(footprint) <= self.max_bytes).then_some(footprint)
     }
 
     /// Whether `op` on the leaf, with `claim` buffered for it, may be
@@ -573,13 +579,12 @@ impl ChangeBuffer {
         key: &[u8],
         value: &[u8],
     ) -> Result<bool, BTreeError> {
-        if self.mode == ChangeBufferMode::Off {
+        let Some(footprint) = self
+            .under_cap(key, value)
+            .filter(|_| self.mode != ChangeBufferMode::Off)
+        else {
             return Ok(false);
-        }
-        let footprint = node::entry_footprint(key.len(), value.len()) as u32;
-        if self.total_bytes.load(Ordering::SeqCst) + u64::from(footprint) > self.max_bytes {
-            return Ok(false);
-        }
+        };
         let decided = tree.with_leaf_parent(key, |leaf_no| {
             let claim = self.shard(leaf_no).lock().get(&leaf_no).copied();
             !self.data.is_resident(leaf_no) && self.admits(op, leaf_no, claim, key, value, footprint)

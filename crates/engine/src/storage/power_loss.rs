@@ -49,6 +49,7 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 
 use super::{Checked, Result, StorageBackend, StorageError, StorageOpener};
+use crate::rng::SplitMix64;
 
 /// Unit of copy-on-write sharing between images.
 const CHUNK_BYTES: usize = 64 << 10;
@@ -473,33 +474,6 @@ fn tear_write(image: &mut ChunkedFile, offset: u64, data: &[u8], sector_bytes: u
             let to = (stop - offset) as usize;
             image.write(start, &data[from..to]);
         }
-    }
-}
-
-/// A tiny seeded generator (SplitMix64, Steele et al. 2014).
-struct SplitMix64(u64);
-
-impl SplitMix64 {
-    fn new(seed: u64) -> Self {
-        Self(seed)
-    }
-
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// True or false, evenly.
-    fn coin(&mut self) -> bool {
-        self.next_u64() & 1 == 0
-    }
-
-    /// Uniform in [0, 1).
-    fn unit(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
     }
 }
 
