@@ -1,7 +1,7 @@
-//! `device calibrate`: measure this machine's storage (the engine's
-//! `calibrate` module), fit the calibrated device model (core's
-//! `device::calibration`), print measured vs model for every point and
-//! write the preset (core's `device::preset`).
+//! `device calibrate`: measure this machine's storage, fit the calibrated
+//! device model and write the preset (the lab's `device_preset`, which
+//! `lab run fidelity` uses too), then print measured vs model for every
+//! point.
 //!
 //! Stdout carries the result only: the table, or one JSON object with
 //! `"kind":"calibration"`; the banner goes to stdout with the table and to
@@ -11,20 +11,18 @@
 use std::path::Path;
 use std::time::Duration;
 
-use flushwise_core::device::calibration::{self, Comparison, DirectionComparison, Measurements, Pattern};
+use flushwise_core::device::calibration::{self, Comparison, DirectionComparison, Measurements};
 use flushwise_core::device::{CalibratedConfig, DeviceSpec};
-use flushwise_engine::calibrate::{self, CalibrateError, CalibrateOptions};
+use flushwise_engine::calibrate::CalibrateOptions;
 use flushwise_engine::storage::{is_tmpfs, IoMode};
-use flushwise_lab::database::{free_bytes, human_bytes};
+use flushwise_lab::database::human_bytes;
+use flushwise_lab::device_preset;
 use flushwise_lab::COMMIT;
 use flushwise_sim::options::{duration_flag, size_flag};
-use flushwise_sim::preset::{content_hash, CalibratedPreset, Provenance};
+use flushwise_sim::preset::{content_hash, Provenance};
 use serde_json::{json, Value};
 
 use crate::args::{CalibrateArgs, CalibrateOutput};
-
-/// Room left beside the test files: the preset, and not filling the disk.
-const FREE_SPACE_MARGIN_BYTES: u64 = 64 << 20;
 
 fn options_of(args: &CalibrateArgs) -> Result<CalibrateOptions, String> {
     let mut options = if args.quick {
@@ -59,18 +57,7 @@ fn options_of(args: &CalibrateArgs) -> Result<CalibrateOptions, String> {
 
 pub fn calibrate(args: &CalibrateArgs) -> Result<(), String> {
     let options = options_of(args)?;
-    let needed = options.needed_bytes() + FREE_SPACE_MARGIN_BYTES;
-    let free = free_bytes(&args.dir)?;
-    if free < needed {
-        return Err(format!(
-            "{}: calibrate needs about {} free for its test files ({} data file, {} log file) but the filesystem has {}; free some space, choose another --dir, or give a smaller --file-size",
-            args.dir.display(),
-            human_bytes(needed),
-            human_bytes(options.file_size_bytes),
-            human_bytes(options.log_file_bytes),
-            human_bytes(free)
-        ));
-    }
+    device_preset::require_free_space(&options)?;
     let out_path = args.out.clone().unwrap_or_else(|| args.dir.join("calibrated.toml"));
     let stop = crate::interrupt::install()?;
     let banner = format!(
@@ -86,94 +73,38 @@ pub fn calibrate(args: &CalibrateArgs) -> Result<(), String> {
         CalibrateOutput::Table => println!("{banner}"),
         CalibrateOutput::Json => eprintln!("{banner}"),
     }
-    let measured = calibrate::calibrate(&options, &stop, &mut |line| eprintln!("{line}"));
-    let measurements = match measured {
-        Ok(m) => m,
-        Err(CalibrateError::Interrupted) => {
-            eprintln!("calibrate stopped; its test files were removed, no preset was written");
-            return Ok(());
-        }
-        Err(e) => return Err(e.to_string()),
+    let Some(done) = device_preset::calibrate_into(&options, &out_path, &stop, &mut |line| eprintln!("{line}"))? else {
+        eprintln!("calibrate stopped; its test files were removed, no preset was written");
+        return Ok(());
     };
-    let mut config = calibration::fit(&measurements).map_err(|e| format!("cannot fit the model: {e}"))?;
-    let comparisons = calibration::compare(&config, &measurements).map_err(|e| e.to_string())?;
-    // The mixed points as the model without cross-kind weights predicts them.
-    let (_, mixed_error_alike) = mean_abs_iops_errors(
-        &calibration::compare(&config.without_cross_kind_weights(), &measurements).map_err(|e| e.to_string())?,
-    );
-    let dir_text = std::fs::canonicalize(&args.dir)
-        .unwrap_or_else(|_| args.dir.clone())
-        .display()
-        .to_string();
-    let preset = CalibratedPreset {
-        config: config.clone(),
-        provenance: Some(Provenance {
-            dir: dir_text.clone(),
-            filesystem: calibrate::filesystem_of(&args.dir),
-            commit: COMMIT.to_string(),
-            io: options.io.to_string(),
-            file_size_bytes: options.file_size_bytes,
-            duration_per_point_ms: u64::try_from(options.duration_per_point.as_millis()).unwrap_or(u64::MAX),
-        }),
-        measurements: Some(measurements.clone()),
-    };
-    let text = preset.to_toml()?;
-    // What the shells will build from the file: the same model, or a bug.
-    let label = out_path.display().to_string();
-    let spec = flushwise_sim::device::calibrated_spec(&text, &label)
-        .map_err(|e| format!("the preset does not read back: {e}"))?;
-    std::fs::write(&out_path, &text)
-        .map_err(|e| format!("--out {}: cannot write the preset: {e}", out_path.display()))?;
-    config.name = label;
-    let provenance = preset.provenance.as_ref();
+    let provenance = Some(&done.provenance);
     match args.output {
         CalibrateOutput::Table => print!(
             "{}",
             table(
-                &measurements,
-                &config,
-                &comparisons,
-                mixed_error_alike,
+                &done.measurements,
+                &done.config,
+                &done.comparisons,
+                done.mixed_error_alike,
                 &out_path,
-                &spec,
+                &done.spec,
                 provenance
             )
         ),
         CalibrateOutput::Json => {
             let record = json_record(
-                &measurements,
-                &config,
-                &comparisons,
-                mixed_error_alike,
+                &done.measurements,
+                &done.config,
+                &done.comparisons,
+                done.mixed_error_alike,
                 &out_path,
-                &text,
+                &done.text,
                 provenance,
             );
             println!("{record}");
         }
     }
     Ok(())
-}
-
-/// Mean |relative IOPS error| over the single-direction points (they fit
-/// the bases and same-kind slopes) and over the mixed ones (they fit the
-/// cross-kind weights).
-fn mean_abs_iops_errors(comparisons: &[Comparison]) -> (f64, f64) {
-    let mean = |mixed: bool| {
-        let errors: Vec<f64> = comparisons
-            .iter()
-            .filter(|c| (c.pattern == Pattern::Mixed) == mixed)
-            .flat_map(|c| [c.read, c.write])
-            .flatten()
-            .map(|d| d.iops_error().abs())
-            .collect();
-        if errors.is_empty() {
-            0.0
-        } else {
-            errors.iter().sum::<f64>() / errors.len() as f64
-        }
-    };
-    (mean(false), mean(true))
 }
 
 fn pct(error: f64) -> String {
@@ -221,7 +152,7 @@ fn table(
             ));
         }
     }
-    let (single, mixed) = mean_abs_iops_errors(comparisons);
+    let (single, mixed) = device_preset::mean_abs_iops_errors(comparisons);
     out.push_str(&format!(
         "mean |IOPS error|: {:.1}% over the read/write points, {:.1}% over the mixed points \
          ({:.1}% with every request in flight counted alike, no cross-kind weights)\n",
@@ -303,7 +234,7 @@ fn json_record(
     text: &str,
     provenance: Option<&Provenance>,
 ) -> Value {
-    let (single, mixed) = mean_abs_iops_errors(comparisons);
+    let (single, mixed) = device_preset::mean_abs_iops_errors(comparisons);
     json!({
         "kind": "calibration",
         "commit": COMMIT,

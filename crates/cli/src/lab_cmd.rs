@@ -37,6 +37,15 @@ const LAB_EXPERIMENTS: &[(&str, &str)] = &[
          interleaved (~17 min; --full ~80 min); not part of `all`",
     ),
     (
+        flushwise_lab::fidelity::NAME,
+        "Issue #18: engine TPC-C runs (10 warehouses, 16 connections, 32 and 64 MiB pools, \
+         mysql56, percona56, self-tuning, flushwise, 2 interleaved repeats, 10 s + 40 s) against \
+         the simulator's replay of each run's trace on this disk's calibrated model \
+         (DIR/calibrated.toml, calibrated if absent): NOPM, hit ratio, I/O per txn, dirty and \
+         sync-write shares checked against the issue's bounds, the policies' ranking \
+         (~20 min; --full 3 repeats of 30 s + 120 s); not part of `all`",
+    ),
+    (
         matrix::ORACLE_NAME,
         "Issue #12: the tuned oracle, a grid search over mysql56 and percona56's \
          innodb_lru_scan_depth x innodb_io_capacity in every matrix cell (simulator)",
@@ -261,6 +270,13 @@ pub fn run(lab: &LabRunArgs) -> Result<(), String> {
             flushwise_lab::insert_lab::run(args.full, args.seed, &lab.dir, &args.out, progress)
         })?;
         return print_engine_report(&flushwise_lab::insert_lab::report_text(&report), &report.files);
+    }
+    if args.name == flushwise_lab::fidelity::NAME {
+        let scale = flushwise_lab::fidelity::FidelityScale::new(args.full);
+        let report = engine_entry(args, csv_only, "runs.csv", |progress| {
+            flushwise_lab::fidelity::run(&scale, args.seed, &lab.dir, &args.out, progress)
+        })?;
+        return print_engine_report(&flushwise_lab::fidelity::report_text(&report), &report.files);
     }
     if args.name == matrix::MATRIX_NAME || args.name == matrix::ORACLE_NAME {
         return run_matrix(args, &args.name, csv_only);

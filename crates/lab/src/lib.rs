@@ -13,6 +13,11 @@
 //!   and table;
 //! - [`database`]: a prepared TPC-C database directory (manifest, free
 //!   space, the per-policy copy);
+//! - [`device_preset`]: this machine's disk measured, fitted and written
+//!   as a calibrated device preset (`device calibrate`, `lab run
+//!   fidelity`);
+//! - [`fidelity`]: `lab run fidelity`, issue #18's engine runs against
+//!   the simulator's replays of their traces, checked against its bounds;
 //! - [`render`]: tables, CSV and JSON lines from results;
 //! - [`own_policy_matrix`]: every policy and the tuned oracle (a grid
 //!   search over 5.6's fixed knobs) over devices x sizes x loads;
@@ -57,10 +62,12 @@
 pub mod catalog;
 pub mod crash_rounds;
 pub mod database;
+pub mod device_preset;
 pub mod engine_compare;
 pub mod engine_options;
 pub mod engine_run;
 pub mod experiment;
+pub mod fidelity;
 pub mod figures;
 pub mod insert;
 pub mod insert_lab;
