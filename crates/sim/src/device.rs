@@ -18,35 +18,28 @@ use crate::preset::{content_hash, CalibratedPreset};
 /// the file (its path). The device describes itself as
 /// `calibrated(LABEL#HASH)`, HASH being [`content_hash`] of `text`, so a
 /// run's configuration names the very preset it used.
+/// Its `fdatasync` cost is the preset's measured mean (`[measured]
+/// fsync_mean_us`; 0 without measurements), which the simulator charges
+/// where the engine fsyncs (see `simulation.rs`).
 pub fn calibrated_spec(text: &str, label: &str) -> Result<DeviceSpec, String> {
     let preset = CalibratedPreset::from_toml(text, &format!("{label}#{}", content_hash(text)))?;
-    DeviceSpec::calibrated(preset.config).map_err(|e| e.to_string())
+    let fsync_us = preset
+        .measurements
+        .as_ref()
+        .map_or(0, |m| m.fsync_mean_us.round().max(0.0) as u64);
+    Ok(DeviceSpec::calibrated(preset.config)
+        .map_err(|e| e.to_string())?
+        .with_fsync_us(fsync_us))
 }
 
-/// What one `fdatasync` costs on the device `name` stands for, in
-/// microseconds: the preset's measured mean (`[measured] fsync_mean_us`)
-/// for a calibrated device, 0 for every built-in model (they have no
-/// volatile write cache: a completed write is durable). The simulator
-/// charges it where the engine fsyncs (see `simulation.rs`).
-pub fn fsync_us(name: &str) -> Result<u64, String> {
-    let trimmed = name.trim();
-    let rest = match trimmed
+/// `(the free-writes prefix as written, or "", the rest of the name)`.
+fn split_free_writes(name: &str) -> (&str, &str) {
+    match name
         .get(..FREE_WRITES_PREFIX.len())
         .filter(|p| p.eq_ignore_ascii_case(FREE_WRITES_PREFIX))
     {
-        // Free writes are free of their fsyncs too.
-        Some(_) => return Ok(0),
-        None => trimmed,
-    };
-    match split_calibrated_name(rest) {
-        Some((path, _)) => {
-            let (text, _) = read_calibrated(path)?;
-            let preset = CalibratedPreset::from_toml(&text, path).map_err(|e| format!("calibrated:{path}: {e}"))?;
-            Ok(preset
-                .measurements
-                .map_or(0, |m| m.fsync_mean_us.round().max(0.0) as u64))
-        }
-        None => Ok(0),
+        Some(prefix) => (prefix, &name[FREE_WRITES_PREFIX.len()..]),
+        None => ("", name),
     }
 }
 
@@ -61,14 +54,9 @@ fn read_calibrated(path: &str) -> Result<(String, DeviceSpec), String> {
 /// file (and, when the name is pinned, must still have the hash it had).
 pub fn resolve_device(name: &str) -> Result<DeviceSpec, String> {
     let trimmed = name.trim();
-    if let Some(inner) = trimmed
-        .get(..FREE_WRITES_PREFIX.len())
-        .filter(|p| p.eq_ignore_ascii_case(FREE_WRITES_PREFIX))
-        .map(|_| &trimmed[FREE_WRITES_PREFIX.len()..])
-    {
-        if split_calibrated_name(inner).is_some() {
-            return resolve_device(inner)?.with_free_writes().map_err(|e| e.to_string());
-        }
+    let (prefix, inner) = split_free_writes(trimmed);
+    if !prefix.is_empty() && split_calibrated_name(inner).is_some() {
+        return resolve_device(inner)?.with_free_writes().map_err(|e| e.to_string());
     }
     match split_calibrated_name(trimmed) {
         Some((path, pinned)) => {
@@ -88,14 +76,7 @@ pub fn resolve_device(name: &str) -> Result<DeviceSpec, String> {
 /// The name a configuration records: `calibrated:PATH#HASH` for a
 /// calibrated preset (read now), the name unchanged otherwise.
 pub fn pin_device(name: &str) -> Result<String, String> {
-    let trimmed = name.trim();
-    let (prefix, rest) = match trimmed
-        .get(..FREE_WRITES_PREFIX.len())
-        .filter(|p| p.eq_ignore_ascii_case(FREE_WRITES_PREFIX))
-    {
-        Some(prefix) => (prefix, &trimmed[FREE_WRITES_PREFIX.len()..]),
-        None => ("", trimmed),
-    };
+    let (prefix, rest) = split_free_writes(name.trim());
     match split_calibrated_name(rest) {
         Some((path, _)) => {
             let (text, _) = read_calibrated(path)?;
@@ -140,6 +121,7 @@ mod tests {
         let path = dir.path().join("disk.toml");
         std::fs::write(&path, PRESET).unwrap();
         let name = format!("calibrated:{}", path.display());
+        let fsync_us = |name: &str| resolve_device(name).map(|d| d.fsync_us());
         assert_eq!(fsync_us(&name).unwrap(), 0, "no [measured] table: nothing known");
         let measured = format!(
             "{PRESET}[measured]\nrequest_bytes = 16384\nsequential_write_mb_per_s = 900.0\nfsync_mean_us = 765.4\nfsync_p99_us = 4000.0\n"

@@ -24,8 +24,8 @@
 //!   log durable far more often than pages are written);
 //! - with doublewrite on, each write batch first goes sequentially to the
 //!   doublewrite area; batches do not wait for each other's doublewrite
-//!   slots. An fsync costs the data or log device's `fsync_us`
-//!   ([`crate::device::fsync_us`]: a calibrated device's measured
+//!   slots. An fsync costs the data or log device's
+//!   `DeviceSpec::fsync_us` (a calibrated device's measured
 //!   `fdatasync`, 0 for the built-in models, which have no volatile write
 //!   cache) where the engine pays one (`Doublewrite::write_batch`): after
 //!   the doublewrite copy, and after the batch's last in-place write, whose
@@ -319,14 +319,10 @@ impl Simulation {
             cleaner.enable_iteration_records();
         }
         let agents_n = workload.fixed_agents().unwrap_or(config.connections);
-        let data_device = crate::device::resolve_device(&config.data_device)
-            .map_err(|e| format!("--device: {e}"))?
-            .build();
-        let log_device = crate::device::resolve_device(&config.log_device)
-            .map_err(|e| format!("--log-device: {e}"))?
-            .build();
-        let data_fsync_us = crate::device::fsync_us(&config.data_device).map_err(|e| format!("--device: {e}"))?;
-        let log_fsync_us = crate::device::fsync_us(&config.log_device).map_err(|e| format!("--log-device: {e}"))?;
+        let data_spec = crate::device::resolve_device(&config.data_device).map_err(|e| format!("--device: {e}"))?;
+        let log_spec = crate::device::resolve_device(&config.log_device).map_err(|e| format!("--log-device: {e}"))?;
+        let (data_fsync_us, log_fsync_us) = (data_spec.fsync_us(), log_spec.fsync_us());
+        let (data_device, log_device) = (data_spec.build(), log_spec.build());
         let sync_margin_bytes = pool.redo().margins.max_modified_age_sync_bytes;
         let cpu = (config.cpu_cores > 0).then(|| CpuCores::new(config.cpu_cores));
         let cpu_slice_us = workload.cpu_slice_us();

@@ -276,6 +276,12 @@ pub fn split_calibrated_name(name: &str) -> Option<(&str, Option<&str>)> {
 #[derive(Clone, Debug)]
 pub struct DeviceSpec {
     prototype: Prototype,
+    /// What one `fdatasync` of the device costs (0: the built-in models
+    /// have no volatile write cache, so a completed write is durable; a
+    /// calibrated device carries its measured mean). Not part of
+    /// `build()`'s model (the trait has no flush): a shell charges it
+    /// where the engine fsyncs.
+    fsync_us: TimeUs,
 }
 
 /// A freshly constructed (never submitted to) model; `build` clones it.
@@ -368,6 +374,7 @@ impl DeviceSpec {
             }
             return Ok(DeviceSpec {
                 prototype: Prototype::FreeWrites(Box::new(inner.prototype)),
+                fsync_us: 0,
             });
         }
         let unknown = || DeviceError::UnknownName { name: name.to_string() };
@@ -401,24 +408,28 @@ impl DeviceSpec {
     pub fn ssd(config: SsdConfig) -> Result<DeviceSpec, DeviceError> {
         Ok(DeviceSpec {
             prototype: Prototype::Ssd(SsdModel::new(config)?),
+            fsync_us: 0,
         })
     }
 
     pub fn hdd(config: HddConfig) -> Result<DeviceSpec, DeviceError> {
         Ok(DeviceSpec {
             prototype: Prototype::Hdd(HddModel::new(config)?),
+            fsync_us: 0,
         })
     }
 
     pub fn constant(config: ConstantConfig) -> Result<DeviceSpec, DeviceError> {
         Ok(DeviceSpec {
             prototype: Prototype::Constant(ConstantModel::new(config)?),
+            fsync_us: 0,
         })
     }
 
     pub fn calibrated(config: CalibratedConfig) -> Result<DeviceSpec, DeviceError> {
         Ok(DeviceSpec {
             prototype: Prototype::Calibrated(CalibratedModel::new(config)?),
+            fsync_us: 0,
         })
     }
 
@@ -432,7 +443,20 @@ impl DeviceSpec {
         }
         Ok(DeviceSpec {
             prototype: Prototype::FreeWrites(Box::new(self.prototype)),
+            fsync_us: 0,
         })
+    }
+
+    /// The same device with a measured `fdatasync` cost (see the field).
+    pub fn with_fsync_us(mut self, fsync_us: TimeUs) -> DeviceSpec {
+        self.fsync_us = fsync_us;
+        self
+    }
+
+    /// What one `fdatasync` costs on this device, µs (0 for the built-in
+    /// models and for a free-writes device).
+    pub fn fsync_us(&self) -> TimeUs {
+        self.fsync_us
     }
 
     /// `ssd`, `hdd`, `constant` or `calibrated` (a free-writes device: its inner kind).
