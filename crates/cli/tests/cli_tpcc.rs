@@ -146,23 +146,27 @@ fn prepare_run_with_trace_check_and_export_on_one_warehouse() {
     assert!(trace_records > 1000, "{result}");
 
     // The recorded trace replays in the simulator.
-    let replay = ok(&flushwise(&[
-        "sim",
-        "run",
-        "--workload",
-        "trace",
-        "--trace",
-        trace.to_str().unwrap(),
-        "--buffer-pool",
-        "4MiB",
-        "--warmup",
-        "0s",
-        "--duration",
-        "2s",
-        "--output",
-        "json",
-    ]));
-    let sim = common::result(&replay);
+    let replay = |extra: &[&str]| {
+        let mut args = vec![
+            "sim",
+            "run",
+            "--workload",
+            "trace",
+            "--trace",
+            trace.to_str().unwrap(),
+            "--buffer-pool",
+            "4MiB",
+            "--warmup",
+            "0s",
+            "--duration",
+            "2s",
+            "--output",
+            "json",
+        ];
+        args.extend_from_slice(extra);
+        common::result(&ok(&flushwise(&args)))
+    };
+    let sim = replay(&[]);
     assert!(sim["transactions"].as_u64().unwrap() > 0, "{sim}");
     assert!(sim["requests"].as_u64().unwrap() > 0, "{sim}");
 
@@ -178,26 +182,7 @@ fn prepare_run_with_trace_check_and_export_on_one_warehouse() {
             && t["cpu_us_mean"].as_f64().unwrap() > 0.0),
         "{costs}"
     );
-    let charged = common::result(&ok(&flushwise(&[
-        "sim",
-        "run",
-        "--workload",
-        "trace",
-        "--trace",
-        trace.to_str().unwrap(),
-        "--buffer-pool",
-        "4MiB",
-        "--warmup",
-        "0s",
-        "--duration",
-        "2s",
-        "--cpu-costs",
-        &costs_path,
-        "--cpu-cores",
-        "2",
-        "--output",
-        "json",
-    ])));
+    let charged = replay(&["--cpu-costs", &costs_path, "--cpu-cores", "2"]);
     assert!(charged["transactions"].as_u64().unwrap() > 0, "{charged}");
     assert_ne!(
         charged["config_hash"], sim["config_hash"],
