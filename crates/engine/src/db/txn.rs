@@ -384,14 +384,15 @@ impl<'db> Txn<'db> {
         let key = composite_key(secondary, primary);
         Self::check_entry(&index, &key, value)?;
         self.lock(&index, &key, LockMode::Exclusive)?;
-        let cb = self.db.active_change_buffer().cloned();
-        let buffer = match &cb {
+        // The change buffer, when it says it would take this delete.
+        let buffering = match self.db.active_change_buffer().cloned() {
             Some(cb) => cb
                 .would_buffer(Op::Delete, &index.tree, &key, value)
-                .map_err(|e| Self::tree_err(&index, e))?,
-            None => false,
+                .map_err(|e| Self::tree_err(&index, e))?
+                .then_some(cb),
+            None => None,
         };
-        if !buffer {
+        let Some(cb) = buffering else {
             if self.read(&index, &key)?.as_deref() != Some(value) {
                 return Err(DbError::NoSuchEntry {
                     index: index.name.clone(),
@@ -399,9 +400,8 @@ impl<'db> Txn<'db> {
                 });
             }
             return self.logged_change(&index, &key, Some(value.to_vec()), |i| i.tree.delete(&key).map(drop));
-        }
+        };
         self.logged_change(&index, &key, Some(value.to_vec()), |i| {
-            let Some(cb) = &cb else { return Ok(()) };
             if cb.try_buffer(Op::Delete, i.id.0, &i.tree, &key, value)? {
                 return Ok(());
             }
