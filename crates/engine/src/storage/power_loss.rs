@@ -22,7 +22,11 @@
 //!   subset; a sector is never half old, half new.
 //! - **Length changes are operations too.** A dropped `set_len` or
 //!   extending write leaves the old length; sectors past the durable end
-//!   that no kept write covers read as zeros.
+//!   that no kept write covers read as zeros. A file's length is only
+//!   ever one a call gave it: a torn extending write that keeps any
+//!   sector extends the file to the write's end (the file system's size
+//!   update is one metadata change, never a sector boundary in between),
+//!   its lost sectors zeros.
 //!
 //! Not modelled: directory entries (a created file exists at once; renames
 //! are not supported through this disk, so a redo resize is refused),
@@ -468,12 +472,16 @@ fn tear_write(image: &mut ChunkedFile, offset: u64, data: &[u8], sector_bytes: u
         }
         k
     };
+    let any_kept = kept.iter().any(|&k| k);
     for ((start, stop), keep) in pieces.into_iter().zip(kept) {
         if keep {
             let from = (start - offset) as usize;
             let to = (stop - offset) as usize;
             image.write(start, &data[from..to]);
         }
+    }
+    if any_kept && end > image.len {
+        image.set_len(end);
     }
 }
 
@@ -669,6 +677,34 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn a_torn_extending_write_leaves_the_old_length_or_the_whole_new_one() {
+        let (mut old, mut new) = (0, 0);
+        for seed in 0..300 {
+            let disk = PowerLossDisk::new();
+            let f = open(&disk, "a");
+            f.write(0, &[1; 4096]).unwrap();
+            f.sync_data().unwrap();
+            f.write(4096, &[2; 4096]).unwrap();
+            let (image, _) = disk.image_after_cut(seed);
+            let bytes = image.file_bytes(Path::new("a")).unwrap();
+            match bytes.len() {
+                4096 => old += 1,
+                8192 => {
+                    new += 1;
+                    for sector in bytes[4096..].chunks(512) {
+                        assert!(
+                            sector.iter().all(|&b| b == 2) || sector.iter().all(|&b| b == 0),
+                            "seed {seed}: mixed sector"
+                        );
+                    }
+                }
+                n => panic!("seed {seed}: length {n}, neither the old 4096 nor the written 8192"),
+            }
+        }
+        assert!(old > 0 && new > 0, "old {old}, new {new}");
     }
 
     #[test]
