@@ -150,7 +150,8 @@ pub enum CalibrateOutput {
 
 #[derive(Args, Debug)]
 pub struct IoerrSweepArgs {
-    /// tpcc (one warehouse) or bank.
+    /// tpcc (one warehouse), bank or secondary (three secondary indexes,
+    /// the change buffer on).
     #[arg(long, default_value = "tpcc", value_parser = parse_torture_workload)]
     pub workload: flushwise_lab::torture::TortureWorkload,
     /// Which calls to fail, comma-separated: read, write, sync, extend.
@@ -186,8 +187,10 @@ pub struct TortureArgs {
     pub crash_points: u64,
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// bank (transfers, conserved total), tpcc (one warehouse) or mixed
-    /// (one TPC-C trial in four).
+    /// bank (transfers, conserved total), tpcc (one warehouse), secondary
+    /// (rows in a table with three secondary indexes, the change buffer on,
+    /// every index compared with its rows) or mixed (of every four trials
+    /// two bank, one tpcc, one secondary).
     #[arg(long, default_value = "mixed", value_parser = parse_torture_workload)]
     pub workload: flushwise_lab::torture::TortureWorkload,
     /// Workload threads in each trial.
