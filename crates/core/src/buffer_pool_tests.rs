@@ -124,6 +124,49 @@ fn all_dirty_tail_forces_sync_replacement_write_counting_np_dirty() {
     p.check_invariants();
 }
 
+/// 5.6.15 `buf_LRU_get_free_block`: a first scan that finds nothing turns
+/// `try_LRU_scan` off, and until a batch turns it on again every user that
+/// finds the free list empty goes straight to a single-page flush, even
+/// past a clean page at the tail. Both are counted.
+#[test]
+fn a_failed_scan_makes_later_users_skip_the_scan_until_a_batch() {
+    let mut p = pool(16);
+    for n in 0..16 {
+        load(&mut p, n, 0);
+    }
+    let tail: Vec<PageId> = p.lru_pages().into_iter().rev().collect();
+    // The tail page is clean but fixed (not replaceable); the rest dirty.
+    let FixOutcome::Hit(held) = p.fix(tail[0], FixIntent::Read, 0, 0) else {
+        panic!("tail page not resident")
+    };
+    for (i, pg) in tail.iter().enumerate().skip(1) {
+        dirty(&mut p, pg.page_no, 10 + 200 * i as u64);
+    }
+    let FixOutcome::SyncReplacementWrite(first) = p.fix(page(100), FixIntent::Read, 0, 0) else {
+        panic!("first user should write a victim")
+    };
+    assert_eq!(p.counters().lru_scans_failed, 1);
+    assert_eq!(p.counters().lru_scans_skipped, 0);
+    // The tail page becomes replaceable; the next user still skips the scan.
+    p.unfix(held);
+    let scanned_before = p.counters().clean_victim_scanned;
+    let FixOutcome::SyncReplacementWrite(second) = p.fix(page(101), FixIntent::Read, 0, 0) else {
+        panic!("with try_LRU_scan off the second user writes too")
+    };
+    assert_ne!(second.frame, first.frame);
+    assert!(p.lookup(tail[0]).is_some(), "the clean tail page was passed over");
+    assert_eq!(p.counters().clean_victim_scanned, scanned_before, "no scan");
+    assert_eq!((p.counters().lru_scans_failed, p.counters().lru_scans_skipped), (1, 1));
+    // A batch turns the scan back on: the next user evicts the clean tail page.
+    let _ = p.lru_batch_chunk(0, 0, 0, LruMode::EvictToFree);
+    let FixOutcome::Miss(_) = p.fix(page(102), FixIntent::Read, 0, 0) else {
+        panic!("after a batch the user's scan finds the clean tail page")
+    };
+    assert!(p.lookup(tail[0]).is_none());
+    assert_eq!((p.counters().lru_scans_failed, p.counters().lru_scans_skipped), (1, 1));
+    p.check_invariants();
+}
+
 #[test]
 fn every_frame_fixed_gives_no_frame() {
     let mut p = pool(8);

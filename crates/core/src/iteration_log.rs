@@ -21,6 +21,8 @@
 //! | `np_clean` | pages users scanned for a clean victim since the previous iteration | NP_clean |
 //! | `np_dirty` | pages users' single-page flushes scanned (the total) | NP_dirty (`self-tuning:np_dirty=total`) |
 //! | `single_page_flush_calls` | passes that reached a single-page flush (`buf_pool_wait_free`); `np_dirty / single_page_flush_calls` rounded up is NP_dirty per call (the default) | |
+//! | `lru_scans_failed` | users whose first clean-victim scan found nothing and turned `try_LRU_scan` off (5.6.15) | |
+//! | `lru_scans_skipped` | users that found the free list empty and skipped the clean-victim scan because `try_LRU_scan` was off: they went straight to a single-page flush (or, MariaDB, to a wait) | |
 //! | `np_sync_rec` | users' synchronous recoverability writes | NP_sync_rec |
 //! | `sync_replacement_writes` | users' single-page flushes | |
 //! | `lru_len` | LRU length at the end | \|LRU\| |
@@ -65,7 +67,8 @@ impl IterationRecord {
             "{{\"schema\":{SCHEMA_VERSION},\"policy\":{},\"cleaner\":{},\"iteration\":{},\
              \"started_us\":{},\"ended_us\":{},\"t_flushing_us\":{},\
              \"np_lru\":{},\"lru_evicted\":{},\"lru_scanned\":{},\"lru_chunks\":{},\
-             \"np_flush\":{},\"np_req_flush\":{},\"np_clean\":{},\"np_dirty\":{},\"single_page_flush_calls\":{},\"np_sync_rec\":{},\
+             \"np_flush\":{},\"np_req_flush\":{},\"np_clean\":{},\"np_dirty\":{},\"single_page_flush_calls\":{},\
+             \"lru_scans_failed\":{},\"lru_scans_skipped\":{},\"np_sync_rec\":{},\
              \"sync_replacement_writes\":{},\"lru_len\":{},\"free_len_start\":{},\"free_len_end\":{},\
              \"lru_time_limited\":{},\"flush_time_limited\":{}",
             json_str(self.policy),
@@ -83,6 +86,8 @@ impl IterationRecord {
             r.np_clean(),
             r.np_dirty(),
             r.user.wait_free,
+            r.user.lru_scans_failed,
+            r.user.lru_scans_skipped,
             r.np_sync_rec(),
             r.user.sync_replacement_writes,
             r.lru_len,

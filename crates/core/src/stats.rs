@@ -64,6 +64,15 @@ pub struct PoolCounters {
     /// Dirty pages an LRU phase passed over because they were in their
     /// grace (`flushwise` rule 9), counted once per chunk that passed them.
     pub lru_grace_passed_pages: u64,
+    /// Users whose first clean-victim scan found nothing within its depth
+    /// and so turned `try_LRU_scan` off for everyone until the next batch
+    /// (5.6.15 `buf_LRU_get_free_block`, `n_iterations == 0`).
+    pub lru_scans_failed: u64,
+    /// Users that found the free list empty and went to a single-page
+    /// flush without a clean-victim scan because `try_LRU_scan` was off
+    /// (5.6.15 `buf_LRU_get_free_block`: `if (buf_pool->try_LRU_scan ||
+    /// n_iterations > 0)`), however many clean pages sat at the tail.
+    pub lru_scans_skipped: u64,
 }
 
 impl PoolCounters {
@@ -95,6 +104,8 @@ impl PoolCounters {
             free_frame_stall_us: self.free_frame_stall_us - earlier.free_frame_stall_us,
             redo_space_stall_us: self.redo_space_stall_us - earlier.redo_space_stall_us,
             lru_grace_passed_pages: self.lru_grace_passed_pages - earlier.lru_grace_passed_pages,
+            lru_scans_failed: self.lru_scans_failed - earlier.lru_scans_failed,
+            lru_scans_skipped: self.lru_scans_skipped - earlier.lru_scans_skipped,
         }
     }
 

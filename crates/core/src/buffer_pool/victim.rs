@@ -41,7 +41,10 @@ impl BufferPool {
             }
             if attempt == 0 {
                 self.try_lru_scan = false;
+                self.counters.lru_scans_failed += 1;
             }
+        } else {
+            self.counters.lru_scans_skipped += 1;
         }
         if waits_for_cleaner {
             // MariaDB 10.5+: no user write; wake the page cleaner
