@@ -362,3 +362,82 @@ fn torn_first_write_of_a_new_page_with_its_header_sector_lost_is_repaired() {
     ts.read_page(3, &mut buf).unwrap();
     assert_eq!(&buf[..], &p3[..]);
 }
+
+/// MySQL 5.6's layout: the last 8 of 128 slots belong to single-page
+/// flushes. Many writers at once, beside batches, each page ends durable in
+/// place, and a single page torn in place is repaired from its own slot.
+#[test]
+fn single_page_slots_write_concurrently_and_repair_a_torn_page() {
+    const FULL: u32 = 128;
+    let dir = tempfile::tempdir().unwrap();
+    let ts_path = dir.path().join("t1.ibd");
+    let dw_path = dir.path().join("doublewrite.dblwr");
+    let open = || {
+        let ts = tablespace_over(1, &ts_path, open_file(&ts_path, IoMode::Buffered, true).unwrap());
+        let dw = Doublewrite::open(
+            &dw_path,
+            open_file(&dw_path, IoMode::Buffered, true).unwrap(),
+            PAGE,
+            FULL,
+        )
+        .unwrap();
+        (ts, dw)
+    };
+    let (ts, dw) = open();
+    assert_eq!(dw.single_page_slots(), 8);
+    ts.extend(64).unwrap();
+    // 32 single pages from 16 threads (twice the slots) beside two batches.
+    std::thread::scope(|s| {
+        for t in 0..16u32 {
+            let (ts, dw) = (&ts, &dw);
+            s.spawn(move || {
+                for no in [t, t + 16] {
+                    let img = page_image(ts.page_id(no), 100 + u64::from(no));
+                    dw.write_single_page((ts, no, &img)).unwrap();
+                }
+            });
+        }
+        let (ts, dw) = (&ts, &dw);
+        s.spawn(move || {
+            for lsn in [50, 60] {
+                let images: Vec<_> = (32..64).map(|no| page_image(ts.page_id(no), lsn)).collect();
+                let batch: Vec<_> = images.iter().zip(32..64).map(|(img, no)| (ts, no, img)).collect();
+                dw.write_batch(&batch).unwrap();
+            }
+        });
+    });
+    let mut buf = ts.new_page_buf();
+    for no in 0..64u32 {
+        let want = if no < 32 { 100 + u64::from(no) } else { 60 };
+        assert_eq!(ts.read_page(no, &mut buf).unwrap().lsn.0, want, "page {no}");
+    }
+    // One more single page, and a power loss that tore its in-place write
+    // (its first sector new, the rest old): the copy in a single-page slot
+    // (past the 120 batch slots) restores it.
+    let img = page_image(ts.page_id(5), 500);
+    dw.write_single_page((&ts, 5, &img)).unwrap();
+    drop((ts, dw));
+    let mut torn = page_image(PageId::new(1, 5), 100 + 5);
+    torn[..4096].copy_from_slice(&img[..4096]);
+    let raw = BufferedFile::open(&ts_path, false).unwrap();
+    raw.write(PAGE.offset_of(5), &torn).unwrap();
+    raw.sync_data().unwrap();
+    let (ts, dw) = open();
+    assert!(ts.read_page(5, &mut buf).unwrap_err().is_corrupt_page());
+    let report = dw.recover(&[&ts], Lsn::ZERO).unwrap();
+    assert_eq!(report.repaired, vec![PageId::new(1, 5)]);
+    assert_eq!(ts.read_page(5, &mut buf).unwrap().lsn.0, 500);
+}
+
+/// A buffer too small for single-page slots writes single pages as batches.
+#[test]
+fn a_small_buffer_has_no_single_page_slots() {
+    let db = Db::new();
+    let (ts, dw) = db.open();
+    assert_eq!(dw.single_page_slots(), 0);
+    ts.extend(1).unwrap();
+    let img = page_image(ts.page_id(0), 42);
+    dw.write_single_page((&ts, 0, &img)).unwrap();
+    let mut buf = ts.new_page_buf();
+    assert_eq!(ts.read_page(0, &mut buf).unwrap().lsn.0, 42);
+}

@@ -512,7 +512,7 @@ impl Inner {
     /// frame is reused (see `flushwise_core::free_page_path`):
     /// - [`SinglePageFlush::OwnSpace`] (5.6.12-5.7, `buf_flush_write_block_low`
     ///   with `sync`): fsync the page's tablespace. Through the doublewrite
-    ///   buffer that already happened (`Doublewrite::write_batch` fsyncs the
+    ///   buffer that already happened (`Doublewrite::write_single_page` fsyncs the
     ///   slots and then the tablespace, as `buf_dblwr_write_single_page`
     ///   and `fil_flush(space)` do), so only a write without doublewrite
     ///   syncs here;
@@ -656,7 +656,11 @@ impl Inner {
             batch.push((self.space(o.page.space)?.as_ref(), o.page.page_no, img));
         }
         *self.writes_in_flight.lock() += 1;
+        // A user's single-page flush takes a single-page doublewrite slot
+        // (5.6 `buf_dblwr_write_single_page`), not the batch lock.
+        let single_page = matches!(images, [(o, _)] if o.kind == WriteKind::SyncReplacement);
         let written = match &self.doublewrite {
+            Some(dw) if single_page => dw.write_single_page(batch[0]),
             Some(dw) => dw.write_batch(&batch),
             None => crate::storage::tablespace::write_sealed_pages(&batch),
         };

@@ -33,6 +33,19 @@
 //!   crash, and restoring that copy could undo committed changes, so it is
 //!   reported instead.
 //!
+//! Single-page flushes (a user writing its own victim) do not queue behind
+//! batches or each other: as in MySQL 5.6 (`buf0dblwr.cc`
+//! `buf_dblwr_write_single_page`, slots `srv_doublewrite_batch_size` (120)
+//! to 128, `s_reserved` / `in_use`), the last [`SINGLE_PAGE_SLOTS`] slots
+//! are reserved one by one by single-page writers, while batches use the
+//! slots before them under the batch lock. A single-page writer holds its
+//! slot from the copy's write until its in-place write is fsynced (5.6
+//! frees it when the in-place write completes, before `fil_flush`; holding
+//! it to the fsync keeps the invariant above for every slot), and waits
+//! for a slot when all are in use. The invariant holds per slot: a slot is
+//! overwritten only after the in-place write of the copy it held is
+//! durable.
+//!
 //! Any I/O error during a batch is returned; the backends are `Checked`, so
 //! the failed file refuses further work and recovery at the next open
 //! restores a consistent state.
@@ -42,7 +55,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use flushwise_core::{Lsn, PageId};
-use parking_lot::Mutex;
+use parking_lot::{Condvar, Mutex};
 
 use super::tablespace::{write_sealed_pages, EngineStorageError, Result, Tablespace};
 use super::{AlignedBuf, StorageBackend};
@@ -50,6 +63,12 @@ use crate::page::{self, PageError, PageSize};
 
 /// InnoDB's classic doublewrite buffer holds 128 pages (two 64-page extents).
 pub const DEFAULT_SLOTS: u32 = 128;
+/// Slots reserved for single-page flushes, at the end of the buffer: MySQL
+/// 5.6's `2 * TRX_SYS_DOUBLEWRITE_BLOCK_SIZE - srv_doublewrite_batch_size`
+/// = 128 - 120 (`buf0dblwr.cc` `buf_dblwr_write_single_page`). A buffer of
+/// fewer than `2 * SINGLE_PAGE_SLOTS` slots has none: single pages then go
+/// through the batch lock.
+pub const SINGLE_PAGE_SLOTS: u32 = 8;
 
 /// What recovery found and did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -85,8 +104,16 @@ pub struct Doublewrite {
     backend: Arc<dyn StorageBackend>,
     page_size: PageSize,
     slots: u32,
+    /// Slots a batch may use: the first `slots - single_slots`.
+    batch_slots: u32,
+    /// Slots reserved for single-page flushes, after the batch slots.
+    single_slots: u32,
     /// Staging area for one batch; its lock serialises batches (invariant).
     staging: Mutex<AlignedBuf>,
+    /// Which single-page slots are taken (`buf_dblwr->in_use`), and where
+    /// writers wait for one (`s_event`).
+    single_in_use: Mutex<Vec<bool>>,
+    single_freed: Condvar,
 }
 
 impl Doublewrite {
@@ -105,13 +132,23 @@ impl Doublewrite {
             backend.set_len(want_len)?;
             backend.sync_data()?;
         }
-        let staging = AlignedBuf::zeroed(page_size.bytes() * slots as usize);
+        let single_slots = if slots >= 2 * SINGLE_PAGE_SLOTS {
+            SINGLE_PAGE_SLOTS
+        } else {
+            0
+        };
+        let batch_slots = slots - single_slots;
+        let staging = AlignedBuf::zeroed(page_size.bytes() * batch_slots as usize);
         Ok(Self {
             path,
             backend,
             page_size,
             slots,
+            batch_slots,
+            single_slots,
             staging: Mutex::new(staging),
+            single_in_use: Mutex::new(vec![false; single_slots as usize]),
+            single_freed: Condvar::new(),
         })
     }
 
@@ -121,6 +158,12 @@ impl Doublewrite {
 
     pub fn slots(&self) -> u32 {
         self.slots
+    }
+
+    /// Slots reserved for single-page flushes ([`SINGLE_PAGE_SLOTS`], or 0
+    /// for a small buffer).
+    pub fn single_page_slots(&self) -> u32 {
+        self.single_slots
     }
 
     fn check_page_size(&self, ts: &Tablespace) -> Result<()> {
@@ -139,17 +182,50 @@ impl Doublewrite {
     /// place, then syncs their tablespaces. Batches larger than the slot
     /// count go in slot-sized chunks, each completing before the next.
     pub fn write_batch(&self, pages: &[BatchPage<'_>]) -> Result<()> {
-        for chunk in pages.chunks(self.slots as usize) {
+        for chunk in pages.chunks(self.batch_slots as usize) {
             self.write_chunk(chunk)?;
         }
         Ok(())
     }
 
-    fn write_chunk(&self, chunk: &[BatchPage<'_>]) -> Result<()> {
-        let size = self.page_size.bytes();
-        let mut staging = self.staging.lock();
-        // (1) Verify every image and range before any I/O.
-        for (ts, page_no, buf) in chunk {
+    /// Writes one sealed page durably through a single-page slot, then in
+    /// place, then syncs its tablespace (`buf_dblwr_write_single_page`
+    /// followed by `fil_flush(space)`). Waits while every single-page slot
+    /// is taken; concurrent with batches and with other single pages. A
+    /// buffer without single-page slots writes it as a batch of one.
+    pub fn write_single_page(&self, page: BatchPage<'_>) -> Result<()> {
+        if self.single_slots == 0 {
+            return self.write_chunk(&[page]);
+        }
+        self.verify(&[page])?;
+        let slot = {
+            let mut in_use = self.single_in_use.lock();
+            loop {
+                if let Some(i) = in_use.iter().position(|taken| !taken) {
+                    in_use[i] = true;
+                    break i;
+                }
+                self.single_freed.wait(&mut in_use);
+            }
+        };
+        let written = self.write_single_in_slot(page, slot);
+        self.single_in_use.lock()[slot] = false;
+        self.single_freed.notify_one();
+        written
+    }
+
+    fn write_single_in_slot(&self, page: BatchPage<'_>, slot: usize) -> Result<()> {
+        let (ts, _, buf) = page;
+        let at = self.page_size.offset_of(self.batch_slots + slot as u32);
+        self.backend.write(at, &buf[..self.page_size.bytes()])?;
+        self.backend.sync_data()?;
+        write_sealed_pages(&[page])?;
+        ts.sync()
+    }
+
+    /// Every image and range checked before any I/O.
+    fn verify(&self, pages: &[BatchPage<'_>]) -> Result<()> {
+        for (ts, page_no, buf) in pages {
             self.check_page_size(ts)?;
             ts.check_sealed(*page_no, buf)?;
             if *page_no >= ts.page_count() {
@@ -160,6 +236,14 @@ impl Doublewrite {
                 });
             }
         }
+        Ok(())
+    }
+
+    fn write_chunk(&self, chunk: &[BatchPage<'_>]) -> Result<()> {
+        let size = self.page_size.bytes();
+        let mut staging = self.staging.lock();
+        // (1) Verify every image and range before any I/O.
+        self.verify(chunk)?;
         // (2) All copies in one sequential write, then fsync.
         for (slot, (_, _, buf)) in chunk.iter().enumerate() {
             staging[slot * size..(slot + 1) * size].copy_from_slice(buf);
