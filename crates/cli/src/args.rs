@@ -406,6 +406,10 @@ pub struct SimArgs {
     /// (use it to predict an engine run).
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub in_place_write_depth: u32,
+    /// Doublewrite slots for users' single-page flushes: at most this many
+    /// at once, the others wait (MySQL 5.6 and the engine: 8; 0 = no limit)
+    #[arg(long, value_name = "N", default_value_t = flushwise_sim::config::SINGLE_PAGE_SLOTS_MYSQL56)]
+    pub single_page_slots: u32,
     #[arg(long, value_name = "DURATION", default_value = "5s")]
     pub report_interval: String,
     #[arg(long, value_enum, default_value = "table")]
@@ -558,6 +562,7 @@ impl SimArgs {
             cpu_cores: self.cpu_cores,
             cpu_costs: self.cpu_costs.clone(),
             in_place_write_depth: self.in_place_write_depth,
+            single_page_slots: self.single_page_slots,
             report_interval: self.report_interval.clone(),
             policy: policy.to_string(),
             sf: self.sf,

@@ -39,6 +39,18 @@ fn write_intervals(sim: &SimArgs, outputs: &[&RunOutput]) -> Result<(), String> 
     Ok(())
 }
 
+/// A replay whose trace ran out before the run's end says so on stderr
+/// (its figures cover the time it ran, `partial` in the result).
+fn note_partial(result: &flushwise_sim::RunResult) {
+    if result.partial {
+        eprintln!(
+            "note: {}: the trace ran out {:.1} s into the measured window (asked: longer); \
+             the figures cover those {:.1} s",
+            result.policy, result.measured_seconds, result.measured_seconds
+        );
+    }
+}
+
 fn print_stdout(text: &str) -> Result<(), String> {
     let mut stdout = std::io::stdout().lock();
     // A closed pipe (e.g. `| head`) is not an input error; stop quietly.
@@ -95,6 +107,7 @@ pub fn run(args: &RunArgs) -> Result<(), String> {
         }
     }
     write_intervals(&args.sim, &[&out])?;
+    note_partial(&out.result);
     let text = match args.sim.output {
         OutputFormat::Json => output::json_lines([(&out.result, out.rows.as_slice())])?,
         OutputFormat::Csv => {
@@ -126,6 +139,9 @@ pub fn compare(args: &CompareArgs) -> Result<(), String> {
     let outputs: Vec<RunOutput> = runner::run_many(configs, jobs).into_iter().collect::<Result<_, _>>()?;
     let refs: Vec<&RunOutput> = outputs.iter().collect();
     write_intervals(&args.sim, &refs)?;
+    for out in &outputs {
+        note_partial(&out.result);
+    }
     let text = match args.sim.output {
         OutputFormat::Json => output::json_lines(outputs.iter().map(|o| (&o.result, o.rows.as_slice())))?,
         OutputFormat::Csv => {

@@ -237,6 +237,9 @@ impl CpuCosts {
     }
 }
 
+/// MySQL 5.6's doublewrite slots for single-page flushes (128 - 120).
+pub const SINGLE_PAGE_SLOTS_MYSQL56: u32 = 8;
+
 #[derive(Clone, PartialEq, Serialize)]
 pub struct SimConfig {
     pub workload: WorkloadSpec,
@@ -273,6 +276,12 @@ pub struct SimConfig {
     /// the engine (`IN_PLACE_WRITE_DEPTH` threads); what a replay that
     /// predicts the engine wants (issue #18).
     pub in_place_write_depth: u32,
+    /// Doublewrite slots reserved for users' single-page flushes: at most
+    /// this many are in flight, the others wait for a slot (MySQL 5.6: 8,
+    /// `2 * TRX_SYS_DOUBLEWRITE_BLOCK_SIZE - srv_doublewrite_batch_size`,
+    /// `buf0dblwr.cc` `buf_dblwr_write_single_page`; the engine's
+    /// `SINGLE_PAGE_SLOTS`). 0 = no limit (the model before the slots).
+    pub single_page_slots: u32,
 }
 
 /// Written by hand so the canonical text (and every configuration hash)
@@ -302,6 +311,9 @@ impl std::fmt::Debug for SimConfig {
         if self.in_place_write_depth > 0 {
             d.field("in_place_write_depth", &self.in_place_write_depth);
         }
+        if self.single_page_slots > 0 {
+            d.field("single_page_slots", &self.single_page_slots);
+        }
         d.finish()
     }
 }
@@ -328,6 +340,7 @@ impl Default for SimConfig {
             iteration_records: false,
             doublewrite: true,
             in_place_write_depth: 0,
+            single_page_slots: SINGLE_PAGE_SLOTS_MYSQL56,
         }
     }
 }

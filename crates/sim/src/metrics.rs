@@ -318,8 +318,10 @@ pub struct RunResult {
     pub database_bytes: u64,
     /// Records written to the `--trace` file, if one was recorded (engine).
     pub trace_records: Option<u64>,
-    /// The run was stopped before its end (Ctrl-C, SIGTERM on the engine):
-    /// the figures cover `measured_seconds` only. Written only when true.
+    /// The run was stopped before its end (Ctrl-C, SIGTERM on the engine;
+    /// in the simulator, a replayed trace whose first connection ran out
+    /// of transactions): the figures cover `measured_seconds` only.
+    /// Written only when true.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub partial: bool,
     /// The change buffer's counters (simulator runs of the insert load

@@ -59,6 +59,9 @@ pub struct SimOptions {
     /// In-place writes of a doublewrite batch in flight at once (0 = all,
     /// as MySQL 5.6.15; 16 = the engine's).
     pub in_place_write_depth: u32,
+    /// Doublewrite slots for users' single-page flushes (MySQL 5.6 and the
+    /// engine: 8; 0 = no limit).
+    pub single_page_slots: u32,
     #[serde(deserialize_with = "text_or_number")]
     pub report_interval: String,
     /// `name` or `name:key=value,...` (`flushwise policies`).
@@ -98,6 +101,7 @@ impl Default for SimOptions {
             cpu_cores: 8,
             cpu_costs: None,
             in_place_write_depth: 0,
+            single_page_slots: crate::config::SINGLE_PAGE_SLOTS_MYSQL56,
             report_interval: "5s".into(),
             policy: DEFAULT_POLICY.into(),
             sf: 1.0,
@@ -225,6 +229,7 @@ impl SimOptions {
             cpu_cores: self.cpu_cores,
             report_interval_us: duration_flag("--report-interval", &self.report_interval)?,
             in_place_write_depth: self.in_place_write_depth,
+            single_page_slots: self.single_page_slots,
             costs: match &self.cpu_costs {
                 Some(path) => read_cpu_costs(path)?,
                 None => CpuCosts::default(),

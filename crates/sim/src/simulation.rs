@@ -32,7 +32,14 @@
 //!   pages are all released together then; and after every log write. It
 //!   delays its waiter only, it does not occupy the device;
 //! - a user's single-page flush is its doublewrite copy then its in-place
-//!   write, one after the other (5.6.15: both synchronous); under the
+//!   write, one after the other (5.6.15: both synchronous), in one of
+//!   `SimConfig::single_page_slots` doublewrite slots (5.6: 8); a user
+//!   that finds every slot taken waits for one (`buf_dblwr_write_single_page`,
+//!   `s_event`), and the slot is let go once its in-place write (and the
+//!   fsync, where one is charged) completed;
+//! - a trace replay ends when its first connection has no transaction
+//!   left (the recording's connections ran side by side to its end); the
+//!   result then covers the time it ran and is `partial`; under the
 //!   5.6.10/11 rule (`SinglePageFlush::AllDatafiles`,
 //!   `buf_flush_sync_datafiles`) the user then also waits until no page
 //!   write of anyone is in flight (the page cleaner's batch included); its
@@ -142,6 +149,9 @@ struct Agent {
     /// The record position the change buffer last looked at (it looks at
     /// each fix once, however often the fix is retried).
     cb_checked: Option<usize>,
+    /// The agent's outstanding write is a single-page flush holding one of
+    /// the doublewrite's single-page slots.
+    holds_single_page_slot: bool,
 }
 
 /// A doublewrite batch's in-place writes posted at a bounded depth.
@@ -208,6 +218,10 @@ pub struct Simulation {
     /// depth, by batch.
     in_place_batches: HashMap<u64, InPlaceBatch>,
     next_doublewrite_batch: u64,
+    /// Single-page doublewrite slots taken, and the users waiting for one
+    /// with the write they will issue (`SimConfig::single_page_slots`).
+    single_page_slots_taken: u32,
+    single_page_slot_waiters: std::collections::VecDeque<(u32, WriteOrder)>,
     write_waiters: Vec<u32>,
     /// Agents waiting until no page write is in flight.
     drain_waiters: Vec<u32>,
@@ -230,6 +244,9 @@ pub struct Simulation {
     measuring: bool,
     check_every: u64,
     events: u64,
+    /// When the first agent ran out of transactions, for a workload that
+    /// ends the run then ([`Workload::ends_with_first_agent`]).
+    workload_ended_us: Option<TimeUs>,
 }
 
 impl Simulation {
@@ -344,6 +361,8 @@ impl Simulation {
             doublewrite_batches: HashMap::new(),
             in_place_batches: HashMap::new(),
             next_doublewrite_batch: 0,
+            single_page_slots_taken: 0,
+            single_page_slot_waiters: std::collections::VecDeque::new(),
             write_waiters: Vec::new(),
             drain_waiters: Vec::new(),
             log: LogWriter {
@@ -366,6 +385,7 @@ impl Simulation {
             measuring: config.warmup_us == 0,
             check_every: 0,
             events: 0,
+            workload_ended_us: None,
             pool,
             config,
         })
@@ -427,7 +447,7 @@ impl Simulation {
             self.queue.schedule(self.config.warmup_us, Event::WarmupEnd);
         }
         while let Some((now, event)) = self.queue.pop() {
-            if now >= end_us {
+            if now >= end_us || self.workload_ended_us.is_some() {
                 break;
             }
             self.events += 1;
@@ -439,6 +459,20 @@ impl Simulation {
                 observe(self, now);
             }
         }
+        let end_us = match self.workload_ended_us {
+            Some(ended) if ended < end_us => {
+                if ended <= self.config.warmup_us {
+                    return Err(format!(
+                        "the trace ran out {:.1} s into the replay (its first connection had no transaction left), \
+                         before the warm-up ended at {:.1} s: give a shorter --warmup or record a longer trace",
+                        ended as f64 / 1e6,
+                        self.config.warmup_us as f64 / 1e6
+                    ));
+                }
+                ended
+            }
+            _ => end_us,
+        };
         if self.last_report_us < end_us {
             // The last, possibly partial, interval.
             self.report_interval(end_us);
@@ -479,6 +513,14 @@ impl Simulation {
                     Owner::Agent(a) => {
                         let ag = &mut self.agents[a as usize];
                         ag.outstanding_writes -= 1;
+                        if ag.outstanding_writes == 0 && std::mem::take(&mut ag.holds_single_page_slot) {
+                            // The slot goes to the next waiting user.
+                            match self.single_page_slot_waiters.pop_front() {
+                                Some((w, order)) => self.submit_writes(vec![order], Owner::Agent(w), now),
+                                None => self.single_page_slots_taken -= 1,
+                            }
+                        }
+                        let ag = &mut self.agents[a as usize];
                         if ag.outstanding_writes == 0 {
                             if std::mem::take(&mut ag.drain_after_write) && !drained {
                                 self.drain_waiters.push(a);
@@ -647,6 +689,9 @@ impl Simulation {
                 ag.cb_checked = None;
                 if !more || ag.records.is_empty() {
                     ag.done = true;
+                    if self.workload.ends_with_first_agent() && self.workload_ended_us.is_none() {
+                        self.workload_ended_us = Some(now + cpu);
+                    }
                     return Ok(());
                 }
                 continue;
@@ -757,6 +802,18 @@ impl Simulation {
                             ag.attempt += 1;
                             ag.outstanding_writes = 1;
                             ag.drain_after_write = sync_datafiles;
+                            let slots = self.config.single_page_slots;
+                            if self.config.doublewrite && slots > 0 {
+                                // buf_dblwr_write_single_page: a slot of its
+                                // own, or wait for one (`s_event`).
+                                self.agents[a as usize].holds_single_page_slot = true;
+                                if self.single_page_slots_taken >= slots {
+                                    self.single_page_slot_waiters.push_back((a, order));
+                                    self.after_user_operation(now);
+                                    return Ok(());
+                                }
+                                self.single_page_slots_taken += 1;
+                            }
                             self.submit_writes(vec![order], Owner::Agent(a), now);
                             self.after_user_operation(now);
                             return Ok(());
@@ -1054,7 +1111,10 @@ impl Simulation {
     fn result(&self, end_us: TimeUs, wall_seconds: f64) -> RunResult {
         let pool = self.pool.counters().since(&self.warmup_pool);
         let txns = self.txns.since(&self.warmup_txns);
-        let seconds = self.config.duration_us as f64 / 1e6;
+        // A replay whose trace ran out ends early: its figures cover the
+        // time it ran (`partial`).
+        let seconds = end_us.saturating_sub(self.config.warmup_us) as f64 / 1e6;
+        let partial = end_us < self.end_us();
         let n = self.samples.n.max(1) as f64;
         const NAMES: [&str; TxnType::SLOTS] = TXN_TYPES;
         let finished = txns.total().max(1) as f64;
@@ -1120,7 +1180,7 @@ impl Simulation {
             database_pages: Some(self.workload.database_pages()),
             database_bytes: self.workload.database_pages() * u64::from(self.config.page_size_bytes),
             trace_records: None,
-            partial: false,
+            partial,
             change_buffer: self.change_buffer.as_ref().map(SimChangeBuffer::stats),
         }
     }

@@ -57,6 +57,15 @@ pub trait Workload {
     fn leaf_free_bytes(&self) -> u64 {
         0
     }
+    /// True if the run must end when the first agent runs out of
+    /// transactions: a recorded trace, whose connections ran side by side
+    /// for the recording's length. Replayed faster than recorded, its
+    /// connections would run out one by one and leave the measured window
+    /// idle (or at a fraction of its concurrency), which no engine run
+    /// ever was.
+    fn ends_with_first_agent(&self) -> bool {
+        false
+    }
 }
 
 /// TPC-H's time slice: 4 ms, between Linux CFS's minimum granularity and
@@ -403,6 +412,10 @@ impl Workload for TraceWorkload {
 
     fn page_offset_bytes(&self, page: PageId) -> u64 {
         self.layout.offset(page)
+    }
+
+    fn ends_with_first_agent(&self) -> bool {
+        true
     }
 
     fn fixed_agents(&self) -> Option<u32> {
