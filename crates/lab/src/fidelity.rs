@@ -407,13 +407,21 @@ pub fn run(
                 // Traces are large; the CPU costs beside them stay.
                 std::fs::remove_file(&trace).map_err(|e| format!("{}: cannot remove: {e}", trace.display()))?;
                 progress(&format!(
-                    "  NOPM {:.0} / {:.0}, sync writes {:.1} / {:.1} %, dirty {:.1} / {:.1} % (engine / replay)",
+                    "  NOPM {:.0} / {:.0}, sync writes {:.1} / {:.1} %, dirty {:.1} / {:.1} % (engine / replay){}",
                     engine.figures.nopm,
                     replay.figures.nopm,
                     engine.figures.sync_write_pct,
                     replay.figures.sync_write_pct,
                     engine.dirty_pct_avg,
-                    replay.dirty_pct_avg
+                    replay.dirty_pct_avg,
+                    if replay.partial {
+                        format!(
+                            "; the replay ran out of trace {:.1} s into its window",
+                            replay.measured_seconds
+                        )
+                    } else {
+                        String::new()
+                    }
                 ));
                 runs.push(FidelityRun {
                     pool: pool.clone(),
@@ -457,6 +465,9 @@ fn runs_csv_text(runs: &[FidelityRun], seed: u64, device: &str) -> String {
         row.extend([
             ("engine_transactions".into(), r.engine.transactions.to_string()),
             ("replay_transactions".into(), r.replay.transactions.to_string()),
+            // A replay faster than its recording runs out of trace before
+            // the window ends; its figures cover these seconds.
+            ("replay_measured_s".into(), format!("{:.1}", r.replay.measured_seconds)),
             ("seed".into(), seed.to_string()),
             ("engine_seed".into(), r.engine.seed.to_string()),
             ("replay_seed".into(), r.replay.seed.to_string()),
