@@ -495,7 +495,7 @@ fn wang_speed(full: bool, seed: u64) -> Result<Study, String> {
             fix_us: table3.fix_us / 10,
             unfix_us: table3.unfix_us / 10,
             txn_us: table3.txn_us / 10,
-            txn_us_by_type: None,
+            ..table3
         },
         ..base.clone()
     };

@@ -171,6 +171,13 @@ fn thread_cpu_ns() -> u64 {
     (t.tv_sec.max(0) as u64).saturating_mul(1_000_000_000) + t.tv_nsec.max(0) as u64
 }
 
+/// The process's CPU time, every thread's, ended ones too
+/// (`CLOCK_PROCESS_CPUTIME_ID`), ns.
+fn process_cpu_ns() -> u64 {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::ProcessCPUTime);
+    (t.tv_sec.max(0) as u64).saturating_mul(1_000_000_000) + t.tv_nsec.max(0) as u64
+}
+
 thread_local! {
     /// Thread CPU time at the current attempt's begin.
     static ATTEMPT_CPU_START_NS: Cell<u64> = const { Cell::new(0) };
@@ -183,11 +190,21 @@ struct CpuTally {
     measuring: Arc<AtomicBool>,
     ns: [AtomicU64; 5],
     attempts: [AtomicU64; 5],
+    /// The process's CPU when the first attempt of the measured window
+    /// began (0: not yet), ns.
+    process_start_ns: AtomicU64,
 }
 
 impl CpuTally {
     fn measured(&self, source: String) -> MeasuredCpuCosts {
+        let start = self.process_start_ns.load(Ordering::Relaxed);
+        let process_ns = process_cpu_ns().saturating_sub(start);
+        let user_ns: u64 = self.ns.iter().map(|n| n.load(Ordering::Relaxed)).sum();
+        let attempts: u64 = self.attempts.iter().map(|n| n.load(Ordering::Relaxed)).sum();
+        let background_cpu_us_per_txn =
+            (start > 0 && attempts > 0).then(|| process_ns.saturating_sub(user_ns) as f64 / 1e3 / attempts as f64);
         MeasuredCpuCosts {
+            background_cpu_us_per_txn,
             kind: MeasuredCpuCosts::KIND.into(),
             commit: COMMIT.to_string(),
             source,
@@ -232,8 +249,16 @@ impl TxnObserver for RunObserver {
         if let Some(r) = &self.recorder {
             r.txn_begin(terminal, trace_type(kind));
         }
-        if self.cpu.is_some() {
+        if let Some(cpu) = &self.cpu {
             ATTEMPT_CPU_START_NS.with(|c| c.set(thread_cpu_ns()));
+            if cpu.measuring.load(Ordering::Relaxed) && cpu.process_start_ns.load(Ordering::Relaxed) == 0 {
+                let _ = cpu.process_start_ns.compare_exchange(
+                    0,
+                    process_cpu_ns().max(1),
+                    Ordering::Relaxed,
+                    Ordering::Relaxed,
+                );
+            }
         }
     }
     fn txn_end(&self, terminal: u32, kind: TxnKind, committed: bool) {

@@ -117,6 +117,12 @@ pub struct CpuCosts {
     /// Per transaction of each type ([`TxnType::slot`] order), in place of
     /// `txn_us`: an engine run's measured CPU ([`MeasuredCpuCosts`]).
     pub txn_us_by_type: Option<[u32; TxnType::SLOTS]>,
+    /// CPU the engine spent outside its user threads per transaction (page
+    /// cleaner, in-place write helpers, log writer, trace recorder), µs:
+    /// charged at each transaction's end as a burst that takes a core but
+    /// holds no agent up, as those threads share the cores with the users.
+    /// 0 = none (the model before it was measured).
+    pub background_us_per_txn: u32,
 }
 
 impl Default for CpuCosts {
@@ -126,6 +132,7 @@ impl Default for CpuCosts {
             unfix_us: 1,
             txn_us: 2_500,
             txn_us_by_type: None,
+            background_us_per_txn: 0,
         }
     }
 }
@@ -140,6 +147,9 @@ impl std::fmt::Debug for CpuCosts {
             .field("txn_us", &self.txn_us);
         if let Some(by_type) = &self.txn_us_by_type {
             d.field("txn_us_by_type", by_type);
+        }
+        if self.background_us_per_txn > 0 {
+            d.field("background_us_per_txn", &self.background_us_per_txn);
         }
         d.finish()
     }
@@ -163,6 +173,13 @@ pub struct MeasuredCpuCosts {
     pub source: String,
     /// One per transaction type that ran.
     pub txn_types: Vec<MeasuredTxnCpu>,
+    /// The process's CPU (`CLOCK_PROCESS_CPUTIME_ID`) over the measured
+    /// window minus the user threads' above, per attempt: the page
+    /// cleaner's, the in-place write helpers', the log writer's and the
+    /// trace recorder's work. Absent in files written before it was
+    /// measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub background_cpu_us_per_txn: Option<f64>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
@@ -208,11 +225,17 @@ impl MeasuredCpuCosts {
             return Err("no transaction was measured".into());
         }
         let mean = (sum / attempts as f64).round() as u32;
+        let background = match self.background_cpu_us_per_txn {
+            Some(us) if us.is_finite() && us >= 0.0 => us.round() as u32,
+            Some(_) => return Err("`background_cpu_us_per_txn` must be finite and >= 0".into()),
+            None => 0,
+        };
         Ok(CpuCosts {
             fix_us: 0,
             unfix_us: 0,
             txn_us: mean,
             txn_us_by_type: Some(by_type.map(|c| c.unwrap_or(mean))),
+            background_us_per_txn: background,
         })
     }
 }
@@ -233,6 +256,7 @@ impl CpuCosts {
             unfix_us: 24,
             txn_us: 0,
             txn_us_by_type: None,
+            background_us_per_txn: 0,
         }
     }
 }
@@ -469,6 +493,7 @@ mod tests {
             cpu_us_mean,
         };
         let measured = MeasuredCpuCosts {
+            background_cpu_us_per_txn: None,
             kind: MeasuredCpuCosts::KIND.into(),
             commit: "c".into(),
             source: "s".into(),
@@ -485,6 +510,20 @@ mod tests {
         // A type that did not run costs the attempt-weighted mean.
         assert_eq!(costs.txn_us_of(TxnType::Payment), 1750);
         assert!(format!("{costs:?}").contains("txn_us_by_type"));
+        assert!(
+            !format!("{costs:?}").contains("background"),
+            "old files keep their hashes"
+        );
+        let with_background = MeasuredCpuCosts {
+            background_cpu_us_per_txn: Some(412.6),
+            ..measured.clone()
+        };
+        assert_eq!(with_background.to_costs().unwrap().background_us_per_txn, 413);
+        let negative = MeasuredCpuCosts {
+            background_cpu_us_per_txn: Some(-1.0),
+            ..measured.clone()
+        };
+        assert!(negative.to_costs().unwrap_err().contains("background"));
         let mut bad = measured.clone();
         bad.txn_types[0].txn_type = "neworder".into();
         assert!(bad.to_costs().unwrap_err().contains("new_order"));

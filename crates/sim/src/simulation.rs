@@ -910,6 +910,15 @@ impl Simulation {
     }
 
     fn finish_transaction(&mut self, a: u32, now: TimeUs, committed: bool) {
+        // The engine's threads besides the users' (measured per
+        // transaction, `CpuCosts::background_us_per_txn`) take a core for
+        // that long; no agent waits for them, every agent waits behind them.
+        let background_us = u64::from(self.config.costs.background_us_per_txn);
+        if background_us > 0 {
+            if let Some(cpu) = &mut self.cpu {
+                cpu.run(now, background_us);
+            }
+        }
         let ag = &mut self.agents[a as usize];
         let code = ag.txn_type.take().map_or(TxnType::Other.slot(), TxnType::slot);
         if committed {

@@ -296,3 +296,27 @@ fn a_replay_that_runs_out_of_trace_ends_and_says_so() {
         .unwrap_err();
     assert!(err.contains("ran out") && err.contains("--warmup"), "{err}");
 }
+
+/// The engine's CPU outside its user threads, charged per transaction,
+/// takes cores the agents would have used: on a CPU-bound run, fewer
+/// transactions.
+#[test]
+fn background_cpu_per_transaction_slows_a_cpu_bound_run() {
+    let cfg = |background_us_per_txn| SimConfig {
+        cpu_cores: 1,
+        buffer_pool_bytes: 64 << 20,
+        costs: flushwise_sim::config::CpuCosts {
+            background_us_per_txn,
+            ..flushwise_sim::config::CpuCosts::default()
+        },
+        ..small("percona56", 2)
+    };
+    let (none, _) = run(cfg(0));
+    let (some, _) = run(cfg(2_500));
+    assert!(
+        (some.transactions as f64) < 0.7 * none.transactions as f64,
+        "{} vs {} transactions",
+        some.transactions,
+        none.transactions
+    );
+}
