@@ -184,7 +184,9 @@ fn recorded_workload_balances_per_agent_and_replays_in_the_simulator() {
     );
     assert!(modified > 0, "updates are recorded as modifications");
 
-    // The simulator replays it: every recorded transaction runs.
+    // The simulator replays it until its first agent has no transaction
+    // left (the run ends there, `partial`): all but the other agents' last
+    // few.
     let config = SimConfig {
         workload: WorkloadSpec::Trace { path: path.clone() },
         page_size_bytes: PAGE_BYTES,
@@ -200,7 +202,13 @@ fn recorded_workload_balances_per_agent_and_replays_in_the_simulator() {
     sim.check_invariants_every(101);
     let result = sim.run(|_| {}).unwrap();
     assert_eq!(result.connections, AGENTS, "agents come from the trace");
-    assert_eq!(result.transactions, u64::from(AGENTS * TXNS_PER_AGENT));
+    let recorded = u64::from(AGENTS * TXNS_PER_AGENT);
+    assert!(result.partial, "the hour asked for is cut short");
+    assert!(
+        result.transactions <= recorded && result.transactions * 10 >= recorded * 9,
+        "{} of {recorded} transactions replayed",
+        result.transactions
+    );
 }
 
 #[test]

@@ -117,7 +117,8 @@ pub fn run(requests: u64, out: &mut dyn Write) -> Result<(), String> {
     std::fs::write(&path, &bytes).map_err(|e| format!("{}: cannot write the bench trace: {e}", path.display()))?;
     let replay = SimConfig {
         workload: WorkloadSpec::Trace { path: path.clone() },
-        // Long enough for every agent to finish its records; the tail is idle.
+        // Long enough for the replay to run until its first agent has no
+        // record left (the run ends there).
         duration_us: 3_600_000_000,
         report_interval_us: 60_000_000,
         ..base_config()
