@@ -83,6 +83,13 @@ use crate::params::{ParamDecl, ParamSet, ParamType, ParamValue};
 /// scan's depth after 5.6.
 pub const SEARCH_SCAN_THRESHOLD_57: u32 = 100;
 
+/// Doublewrite slots a user's single-page flush may take, one each, beside
+/// the batch area: MySQL 5.6's `2 * TRX_SYS_DOUBLEWRITE_BLOCK_SIZE -
+/// srv_doublewrite_batch_size` = 128 - 120 (`buf0dblwr.cc`
+/// `buf_dblwr_write_single_page`). The engine's doublewrite buffer and the
+/// simulator's model both take it from here.
+pub const DOUBLEWRITE_SINGLE_PAGE_SLOTS: u32 = 8;
+
 /// `single_page_flush`'s values, shared by every group below.
 const SINGLE_PAGE_FLUSH_CHOICES: &[(&str, &str)] = &[
     ("own_space", "5.6.12-8.0"),

@@ -262,7 +262,7 @@ impl CpuCosts {
 }
 
 /// MySQL 5.6's doublewrite slots for single-page flushes (128 - 120).
-pub const SINGLE_PAGE_SLOTS_MYSQL56: u32 = 8;
+pub const SINGLE_PAGE_SLOTS_MYSQL56: u32 = flushwise_core::free_page_path::DOUBLEWRITE_SINGLE_PAGE_SLOTS;
 
 #[derive(Clone, PartialEq, Serialize)]
 pub struct SimConfig {

@@ -68,7 +68,7 @@ pub const DEFAULT_SLOTS: u32 = 128;
 /// = 128 - 120 (`buf0dblwr.cc` `buf_dblwr_write_single_page`). A buffer of
 /// fewer than `2 * SINGLE_PAGE_SLOTS` slots has none: single pages then go
 /// through the batch lock.
-pub const SINGLE_PAGE_SLOTS: u32 = 8;
+pub const SINGLE_PAGE_SLOTS: u32 = flushwise_core::free_page_path::DOUBLEWRITE_SINGLE_PAGE_SLOTS;
 
 /// What recovery found and did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
