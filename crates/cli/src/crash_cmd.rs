@@ -47,18 +47,19 @@ fn child_args(raw: &[String]) -> Result<Vec<String>, String> {
 
 /// The recovery costs the next run's policy plans with, and where they
 /// come from (the engine's own rule at open,
-/// `recovery_profile::policy_costs`). `None` if the policy has none.
+/// `recovery_profile::policy_costs`): fixed part, apply rate, page read
+/// cost. `None` if the policy has none.
 fn planned_costs(
     policy: &flushwise_core::policy::PolicySpec,
     options: &flushwise_engine::db::DbOptions,
     dir: &std::path::Path,
-) -> Option<[(f64, &'static str); 2]> {
+) -> Option<[(f64, &'static str); 3]> {
     let redo_dir = options.redo_dir.as_deref().unwrap_or(dir);
     let plan = RecoveryProfile::load(&RecoveryProfile::path_in(redo_dir))
         .map(|p| p.plan())
         .unwrap_or_default();
     match flushwise_engine::db::recovery_profile::policy_costs(policy, plan).as_slice() {
-        [(_, fixed, a), (_, rate, b)] => Some([(*fixed, a.name()), (*rate, b.name())]),
+        [(_, fixed, a), (_, rate, b), (_, page, c)] => Some([(*fixed, a.name()), (*rate, b.name()), (*page, c.name())]),
         _ => None,
     }
 }
@@ -139,16 +140,31 @@ pub fn crash(args: &TpccCrashArgs) -> Result<(), String> {
             losers_rolled_back: report.losers_rolled_back,
             pages_repaired_from_doublewrite: report.pages_repaired_from_doublewrite,
             redo_apply_mb_per_s: report.redo_bytes_applied as f64 / 1e6 / recovery_s.max(1e-9),
-            planned_fixed_s: planned.map(|[(fixed, _), _]| fixed),
-            planned_redo_apply_mib_per_s: planned.map(|[_, (rate, _)]| rate),
-            planned_from: planned.map(|[(_, a), (_, b)]| if a == b { a.to_string() } else { format!("{a}/{b}") }),
+            planned_fixed_s: planned.map(|[(fixed, _), _, _]| fixed),
+            planned_redo_apply_mib_per_s: planned.map(|[_, (rate, _), _]| rate),
+            planned_page_read_us: planned.map(|[_, _, (page, _)]| page),
+            planned_from: planned.map(|[(_, a), (_, b), (_, c)]| {
+                if a == b && b == c {
+                    a.to_string()
+                } else {
+                    format!("{a}/{b}/{c}")
+                }
+            }),
             log_scan_s: phases.log_scan.as_secs_f64(),
+            redo_read_ahead_s: phases.redo_page_reads.as_secs_f64(),
+            redo_pages_named: report.redo_pages_named,
+            redo_pages_read: report.redo_pages_read,
             redo_apply_s: phases.redo_apply.as_secs_f64(),
             free_page_scan_s: phases.free_page_scan.as_secs_f64(),
             undo_s: phases.undo.as_secs_f64(),
             checkpoint_s: phases.checkpoint.as_secs_f64(),
             other_s: (recovery_s
-                - (phases.log_scan + phases.redo_apply + phases.free_page_scan + phases.undo + phases.checkpoint)
+                - (phases.log_scan
+                    + phases.redo_page_reads
+                    + phases.redo_apply
+                    + phases.free_page_scan
+                    + phases.undo
+                    + phases.checkpoint)
                     .as_secs_f64())
             .max(0.0),
             max_recovery_s: bound_s,

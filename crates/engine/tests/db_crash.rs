@@ -175,7 +175,7 @@ fn acknowledged_commits_survive_sigkill_and_nothing_uncommitted_is_visible() {
 /// user gave them (issue #12: measured recovery costs, not assumed ones).
 #[test]
 fn opens_and_crash_recoveries_are_measured_and_the_recovery_bound_plans_with_them() {
-    use flushwise_core::policy::{PolicySpec, RECOVERY_FIXED_KEY, REDO_APPLY_RATE_KEY};
+    use flushwise_core::policy::{PolicySpec, RECOVERY_FIXED_KEY, RECOVERY_PAGE_READ_KEY, REDO_APPLY_RATE_KEY};
     use flushwise_engine::db::recovery_profile::RecoveryProfile;
 
     let dir = tempfile::tempdir().unwrap();
@@ -185,6 +185,8 @@ fn opens_and_crash_recoveries_are_measured_and_the_recovery_bound_plans_with_the
     let db = Database::open(dir.path(), options()).unwrap();
     let applied = db.recovery_report().redo_bytes_applied;
     assert!(applied > 0, "a killed writer leaves redo to apply");
+    let db_pages_read = db.recovery_report().redo_pages_read;
+    assert!(db_pages_read > 0, "the pages the redo names were read ahead");
     let phases = db.recovery_report().phases;
     assert!(
         phases.redo_apply > Duration::ZERO && phases.free_page_scan > Duration::ZERO,
@@ -194,6 +196,8 @@ fn opens_and_crash_recoveries_are_measured_and_the_recovery_bound_plans_with_the
     let profile = RecoveryProfile::load(&profile_path).unwrap();
     assert_eq!(profile.recoveries().len(), 1, "{profile:?}");
     assert_eq!(profile.recoveries()[0].redo_bytes, applied);
+    let pages_read = db_pages_read;
+    assert_eq!(profile.recoveries()[0].pages_read, pages_read);
     // A clean open has no redo to apply: it measures the fixed part.
     Database::open(dir.path(), options()).unwrap().close().unwrap();
     let mut profile = RecoveryProfile::load(&profile_path).unwrap();
@@ -201,10 +205,11 @@ fn opens_and_crash_recoveries_are_measured_and_the_recovery_bound_plans_with_the
 
     // This writer's recoveries are too small to give a rate and its opens
     // take milliseconds; make the profile one with known figures: opens of
-    // 1 s, a recovery of 40 MiB in 5 s, i.e. 10 MiB/s beyond the fixed 1 s.
+    // 1 s, a recovery of 40 MiB in 6 s of which 1 s read 10,000 pages
+    // ahead, i.e. 100 us a page and 10 MiB/s beyond the fixed 1 s.
     profile = RecoveryProfile::default();
     profile.record_open(Duration::from_secs(1));
-    profile.record_recovery(40 << 20, Duration::from_secs(5));
+    profile.record_recovery(40 << 20, Duration::from_secs(6), 10_000, Duration::from_secs(1));
     profile.save(&profile_path).unwrap();
     let open_with = |policy: &str| {
         let db = Database::open(
@@ -225,7 +230,9 @@ fn opens_and_crash_recoveries_are_measured_and_the_recovery_bound_plans_with_the
     let (spec, report) = open_with("flushwise:max_recovery_time_s=5");
     assert_eq!(report.measured_redo_apply_mib_per_s, Some(10.0));
     assert_eq!(report.measured_recovery_fixed_s, Some(1.0));
+    assert_eq!(report.measured_recovery_page_read_us, Some(100.0));
     assert_eq!(spec.params().f64(REDO_APPLY_RATE_KEY), 10.0, "{spec}");
+    assert_eq!(spec.params().f64(RECOVERY_PAGE_READ_KEY), 100.0, "{spec}");
     assert_eq!(spec.params().f64(RECOVERY_FIXED_KEY), 1.0, "{spec}");
     assert_eq!(spec.params().f64("max_recovery_time_s"), 5.0, "the bound given stays");
     let (spec, report) = open_with("flushwise:redo_apply_mib_per_s=30");

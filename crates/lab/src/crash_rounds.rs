@@ -24,13 +24,21 @@ pub struct CrashRound {
     /// policy does not bound recovery time).
     pub planned_fixed_s: Option<f64>,
     pub planned_redo_apply_mib_per_s: Option<f64>,
+    /// ... and the wall time per page recovery reads ahead, us.
+    pub planned_page_read_us: Option<f64>,
     /// Where they came from: `measured` (this database's earlier opens and
-    /// recoveries), `given` or `default` (`fixed/rate` when they differ).
+    /// recoveries), `given` or `default` (`fixed/rate/page` when they
+    /// differ).
     pub planned_from: Option<String>,
     /// Where the recovery time went, s (`RecoveryPhases`): the redo log's
     /// scan, redo apply, the free-page scan (every page of the database,
     /// whatever the redo), loser rollback, the final checkpoint, the rest.
     pub log_scan_s: f64,
+    /// The pages the redo names read ahead (`redo_pages_read` of the
+    /// `redo_pages_named`), s.
+    pub redo_read_ahead_s: f64,
+    pub redo_pages_named: u64,
+    pub redo_pages_read: u64,
     pub redo_apply_s: f64,
     pub free_page_scan_s: f64,
     pub undo_s: f64,
@@ -66,8 +74,9 @@ pub fn table(rounds: &[CrashRound]) -> String {
         "records applied",
         "losers",
         "redo MB/s",
-        "planned fixed s + MiB/s",
-        "scan / apply / free pages / undo / ckpt / other s",
+        "planned fixed s + MiB/s + us/page",
+        "pages named / read ahead",
+        "scan / read-ahead / apply / free pages / undo / ckpt / other s",
         "bound",
     ]
     .map(String::from)
@@ -83,13 +92,27 @@ pub fn table(rounds: &[CrashRound]) -> String {
                 r.records_applied.to_string(),
                 r.losers_rolled_back.to_string(),
                 format!("{:.1}", r.redo_apply_mb_per_s),
-                match (r.planned_fixed_s, r.planned_redo_apply_mib_per_s, &r.planned_from) {
-                    (Some(fixed), Some(rate), Some(from)) => format!("{fixed:.2} + {rate:.1} ({from})"),
+                match (
+                    r.planned_fixed_s,
+                    r.planned_redo_apply_mib_per_s,
+                    r.planned_page_read_us,
+                    &r.planned_from,
+                ) {
+                    (Some(fixed), Some(rate), Some(page), Some(from)) => {
+                        format!("{fixed:.2} + {rate:.1} + {page:.0} ({from})")
+                    }
                     _ => "-".to_string(),
                 },
+                format!("{} / {}", r.redo_pages_named, r.redo_pages_read),
                 format!(
-                    "{:.2} / {:.2} / {:.2} / {:.2} / {:.2} / {:.2}",
-                    r.log_scan_s, r.redo_apply_s, r.free_page_scan_s, r.undo_s, r.checkpoint_s, r.other_s
+                    "{:.2} / {:.2} / {:.2} / {:.2} / {:.2} / {:.2} / {:.2}",
+                    r.log_scan_s,
+                    r.redo_read_ahead_s,
+                    r.redo_apply_s,
+                    r.free_page_scan_s,
+                    r.undo_s,
+                    r.checkpoint_s,
+                    r.other_s
                 ),
                 match (r.max_recovery_s, r.within_bound) {
                     (Some(b), Some(true)) => format!("held ({b} s)"),

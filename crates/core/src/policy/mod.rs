@@ -261,6 +261,9 @@ pub const MAX_RECOVERY_TIME_KEY: &str = "max_recovery_time_s";
 pub const REDO_APPLY_RATE_KEY: &str = "redo_apply_mib_per_s";
 /// The time an open costs whatever the redo, s (measured by the engine).
 pub const RECOVERY_FIXED_KEY: &str = "recovery_fixed_s";
+/// The wall time per page recovery reads ahead, us (measured by the
+/// engine).
+pub const RECOVERY_PAGE_READ_KEY: &str = "recovery_page_read_us";
 
 /// The policy both shells run when none is named: flushwise's own
 /// (issue #12), which needs no parameter.

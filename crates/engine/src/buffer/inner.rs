@@ -560,6 +560,22 @@ impl Inner {
         self.after_user_operation(&mut core);
     }
 
+    /// Recovery's read-ahead of one page (see
+    /// `BufferPoolShell::prefetch_for_recovery`): true if it was read now.
+    pub fn prefetch(&self, page: PageId) -> bool {
+        let Ok(ts) = self.space(page.space) else { return false };
+        if page.page_no >= ts.page_count() || self.core.lock().pool.lookup(page).is_some() {
+            return false;
+        }
+        match self.fix(ts, page.page_no, FixIntent::Read) {
+            Ok(fixed) => {
+                self.unfix(fixed.frame);
+                true
+            }
+            Err(_) => false,
+        }
+    }
+
     /// Writes the pages of `orders` (all started by the core). Returns how
     /// many were written; with [`LatchWait::Try`] the others were backed
     /// out. On an I/O error every order is backed out and the shell is

@@ -67,7 +67,7 @@ use std::path::PathBuf;
 pub use inner::{CheckpointFloor, ShellConfig};
 pub use metrics::{MetricsSnapshot, PageIoCounts};
 pub use redo_apply::{apply_redo_record, ApplyOutcome, RedoApplyError};
-pub use shell::BufferPoolShell;
+pub use shell::{BufferPoolShell, ReadAheadWindow};
 pub use space_store::{ShellGuard, SpaceStore};
 
 use crate::redo::RedoError;

@@ -14,7 +14,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
-use flushwise_core::{BufferPool, Decision, IterationRecord, Lsn, TimeUs};
+use flushwise_core::{BufferPool, Decision, IterationRecord, Lsn, PageId, TimeUs};
 use parking_lot::Mutex;
 
 use super::inner::{CheckpointFloor, Inner, ShellConfig};
@@ -219,6 +219,46 @@ impl BufferPoolShell {
         self.inner.apply_redo(record, start_lsn)
     }
 
+    /// Recovery: reads the pages of `pages` into the pool ahead of the redo
+    /// that names them, `threads` reads in flight at a time (InnoDB 5.6
+    /// reads the pages its hashed log records name in batches of up to
+    /// `RECV_READ_AHEAD_AREA` = 32 asynchronous reads, `recv_read_in_area`
+    /// in `log0recv.cc` through `buf_read_recv_pages` in `buf0rea.cc`,
+    /// instead of one synchronous read per page). Pages past the end of
+    /// their tablespace, already resident, or never written are skipped;
+    /// a page that fails to read is left for `apply_redo`, which reports
+    /// the error where it matters. Returns the pages read.
+    ///
+    /// Without a `window` every page is read at once: the caller keeps
+    /// `pages` within what the pool holds. With one, `pages[i]` is the
+    /// redo's `window.offset + i`-th named page and is read only once the
+    /// redo being applied has met fewer than `window.pages` pages before
+    /// it; the reads stop when the window is finished.
+    pub fn prefetch_for_recovery(&self, pages: &[PageId], threads: usize, window: Option<&ReadAheadWindow>) -> u64 {
+        use std::sync::atomic::{AtomicU64, AtomicUsize};
+        let next = AtomicUsize::new(0);
+        let read = AtomicU64::new(0);
+        let worker = || loop {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            let Some(&page) = pages.get(i) else { break };
+            if let Some(w) = window {
+                if !w.wait_for(w.offset + i) {
+                    break;
+                }
+            }
+            if self.inner.prefetch(page) {
+                read.fetch_add(1, Ordering::Relaxed);
+            }
+        };
+        std::thread::scope(|scope| {
+            for _ in 1..threads.max(1) {
+                scope.spawn(worker);
+            }
+            worker();
+        });
+        read.into_inner()
+    }
+
     /// Clean shutdown: stops the background threads, writes every dirty
     /// page, then checkpoints at the log head. Every guard must have been
     /// dropped. Idempotent.
@@ -255,5 +295,103 @@ impl Drop for BufferPoolShell {
     /// dirty pages are lost, the redo log decides what survives.
     fn drop(&mut self) {
         self.stop_threads();
+    }
+}
+
+/// How far recovery's read-ahead may run ahead of the redo being applied
+/// (see [`BufferPoolShell::prefetch_for_recovery`]): the applier reports
+/// how many distinct pages it has met, readers wait until their page is
+/// within `pages` of that.
+pub struct ReadAheadWindow {
+    /// Named pages read before this window started (its index base).
+    pub offset: usize,
+    /// How many named pages past the applier's a reader may be.
+    pub pages: usize,
+    met: std::sync::atomic::AtomicUsize,
+    finished: std::sync::atomic::AtomicBool,
+    lock: parking_lot::Mutex<()>,
+    moved: parking_lot::Condvar,
+}
+
+/// A waiting reader looks again at least this often (a missed wake-up
+/// costs no more).
+const READ_AHEAD_POLL: std::time::Duration = std::time::Duration::from_millis(1);
+
+impl ReadAheadWindow {
+    pub fn new(offset: usize, pages: usize) -> Self {
+        Self {
+            offset,
+            pages: pages.max(1),
+            met: Default::default(),
+            finished: Default::default(),
+            lock: parking_lot::Mutex::new(()),
+            moved: parking_lot::Condvar::new(),
+        }
+    }
+
+    /// The applier has met `met` distinct named pages.
+    pub fn advance(&self, met: usize) {
+        let before = self.met.swap(met, Ordering::Release);
+        // Wake readers once per batch of pages, not per record.
+        if met / 32 != before / 32 {
+            let _g = self.lock.lock();
+            self.moved.notify_all();
+        }
+    }
+
+    /// No more reads are wanted (the redo is applied, or failed).
+    pub fn finish(&self) {
+        self.finished.store(true, Ordering::Release);
+        let _g = self.lock.lock();
+        self.moved.notify_all();
+    }
+
+    /// Waits until named page `index` is within the window; false if the
+    /// window finished first.
+    fn wait_for(&self, index: usize) -> bool {
+        loop {
+            if self.finished.load(Ordering::Acquire) {
+                return false;
+            }
+            if index < self.met.load(Ordering::Acquire) + self.pages {
+                return true;
+            }
+            let mut g = self.lock.lock();
+            self.moved.wait_for(&mut g, READ_AHEAD_POLL);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicUsize;
+
+    #[test]
+    fn a_read_ahead_reader_waits_until_its_page_is_within_the_window() {
+        let window = ReadAheadWindow::new(100, 8);
+        // Pages 0..8 are within the window before anything is applied.
+        assert!(window.wait_for(7));
+        let reached = AtomicUsize::new(0);
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                assert!(window.wait_for(40), "page 40 comes within the window");
+                reached.store(1, Ordering::SeqCst);
+            });
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            assert_eq!(reached.load(Ordering::SeqCst), 0, "page 40 is 33 past the window");
+            window.advance(32);
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            assert_eq!(reached.load(Ordering::SeqCst), 0, "32 + 8 = 40: still one short");
+            window.advance(33);
+        });
+        assert_eq!(reached.load(Ordering::SeqCst), 1);
+        // A finished window releases every reader with "stop".
+        let window = ReadAheadWindow::new(0, 1);
+        std::thread::scope(|s| {
+            let waiting = s.spawn(|| window.wait_for(1_000));
+            window.finish();
+            assert!(!waiting.join().unwrap());
+        });
     }
 }

@@ -15,8 +15,13 @@
 //!    loads, unless it lies in one of their extents (a loader page torn by
 //!    the crash, which nothing references; see [`super::bulk`]);
 //! 4. open the buffer pool shell with the checkpoint floor held at the scan
-//!    start (no checkpoint may pass redo not yet applied), and apply every
-//!    record in LSN order through `apply_redo` (pages already newer skip);
+//!    start (no checkpoint may pass redo not yet applied), read the pages
+//!    the redo names into the pool [`RECOVERY_READ_AHEAD`] at a time (the
+//!    first [`read_ahead_limit`] of them before anything is applied, the
+//!    rest while the redo before them is applied, at most half the pool
+//!    ahead of it; InnoDB's recovery reads them in asynchronous batches
+//!    too), and apply every record in LSN order through `apply_redo`
+//!    (pages already newer skip);
 //! 5. analysis over the same scan: a transaction with `TxnBegin`/`Undo`
 //!    records and no `TxnCommit`/`TxnRollback` is a loser; its undo entries
 //!    are collected in log order;
@@ -62,7 +67,7 @@ use super::{
     CHANGE_BUFFER_SPACE_ID, DATA_SPACE_ID,
 };
 use crate::btree::BTree;
-use crate::buffer::{ApplyOutcome, BufferPoolShell, CheckpointFloor};
+use crate::buffer::{ApplyOutcome, BufferPoolShell, CheckpointFloor, ReadAheadWindow};
 use crate::page::PageError;
 use crate::redo::{Record, RecordKind, RecoveryScan, RedoConfig, RedoLog};
 use crate::storage::{
@@ -74,6 +79,31 @@ use crate::storage::{
 /// file (at offset 0), with room to spare for the largest page size.
 const EMULATED_DATA_OFFSET_BYTES: u64 = 64 << 20;
 const DOUBLEWRITE_SLOTS: u32 = crate::storage::doublewrite::DEFAULT_SLOTS;
+/// Page reads recovery keeps in flight while it reads ahead the pages its
+/// redo names: InnoDB 5.6 issues the reads of a 32-page area at once
+/// (`RECV_READ_AHEAD_AREA`, `recv_read_in_area` in `log0recv.cc`).
+pub const RECOVERY_READ_AHEAD: usize = 32;
+
+/// The pages `records` name, each once, in the order the redo first names
+/// them.
+pub fn named_pages(records: &[(Lsn, Record)]) -> Vec<flushwise_core::PageId> {
+    let mut seen = HashSet::new();
+    records
+        .iter()
+        .filter(|(_, r)| matches!(r.kind, RecordKind::PageInit | RecordKind::PageWrite))
+        .map(|(_, r)| r.page)
+        .filter(|page| seen.insert(*page))
+        .collect()
+}
+
+/// How many of the [`named_pages`] recovery reads ahead: at most three
+/// quarters of the pool's `frames` (the rest stay free for pages the redo
+/// creates and for the pages past the read-ahead, which `apply_redo` reads
+/// as it meets them), so no page read ahead is evicted before its redo is
+/// applied.
+pub fn read_ahead_limit(frames: u32) -> usize {
+    (frames as usize / 4 * 3).max(1)
+}
 
 /// Wall time of each step of an open (the module's numbered steps). After a
 /// clean shutdown the steps that scale with the database's size (the
@@ -88,7 +118,9 @@ pub struct RecoveryPhases {
     pub doublewrite: Duration,
     /// Step 3: every data page read and checked (when enabled).
     pub verify: Duration,
-    /// Step 4: redo applied (with the page reads it needs).
+    /// Step 4: the pages the redo names read ahead.
+    pub redo_page_reads: Duration,
+    /// Step 4: redo applied (with the reads of pages past the read-ahead).
     pub redo_apply: Duration,
     /// Step 6: the free-page set, built by reading every page's header.
     pub free_page_scan: Duration,
@@ -110,6 +142,10 @@ pub struct RecoveryReport {
     pub pages_repaired_from_doublewrite: u64,
     /// Redo bytes from the checkpoint to the end of the log.
     pub redo_bytes_applied: u64,
+    /// Pages the redo names (each once), and how many of them were read
+    /// ahead before it was applied (the others are read as they are met).
+    pub redo_pages_named: u64,
+    pub redo_pages_read: u64,
     /// Redo records scanned / applied to a page (older pages only).
     pub records_scanned: u64,
     pub records_applied: u64,
@@ -129,9 +165,11 @@ pub struct RecoveryReport {
     pub phases: RecoveryPhases,
     /// The recovery costs measured on this database's earlier opens that
     /// the policy was given (see [`super::recovery_profile`]): the open's
-    /// fixed part, s, and the redo apply rate beyond it, MiB/s.
+    /// fixed part, s, the redo apply rate beyond it, MiB/s, and the wall
+    /// time per page read ahead, us.
     pub measured_recovery_fixed_s: Option<f64>,
     pub measured_redo_apply_mib_per_s: Option<f64>,
+    pub measured_recovery_page_read_us: Option<f64>,
     /// The recovery profile could not be read or written (the open went on).
     pub profile_error: Option<String>,
     /// Leaves whose free space a clean close kept (the change buffer can
@@ -143,13 +181,15 @@ impl fmt::Display for RecoveryReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "recovery: {} pages read, {} repaired from doublewrite, {} redo bytes ({} records scanned, {} applied{}), {} loser transactions rolled back ({} undo entries), {} bulk loads reclaimed ({} pages), {:.1} ms",
+            "recovery: {} pages read, {} repaired from doublewrite, {} redo bytes ({} records scanned, {} applied{}, {} pages named, {} read ahead), {} loser transactions rolled back ({} undo entries), {} bulk loads reclaimed ({} pages), {:.1} ms",
             self.pages_read,
             self.pages_repaired_from_doublewrite,
             self.redo_bytes_applied,
             self.records_scanned,
             self.records_applied,
             if self.torn_log_tail { ", torn tail" } else { "" },
+            self.redo_pages_named,
+            self.redo_pages_read,
             self.losers_rolled_back,
             self.undo_entries_applied,
             self.loads_reclaimed,
@@ -160,11 +200,12 @@ impl fmt::Display for RecoveryReport {
         let ms = |d: Duration| d.as_secs_f64() * 1e3;
         write!(
             f,
-            " (open {:.1}, log scan {:.1}, doublewrite {:.1}, verify {:.1}, redo apply {:.1}, free-page scan {:.1}, catalog {:.1}, undo {:.1}, checkpoint {:.1} ms)",
+            " (open {:.1}, log scan {:.1}, doublewrite {:.1}, verify {:.1}, redo read-ahead {:.1}, redo apply {:.1}, free-page scan {:.1}, catalog {:.1}, undo {:.1}, checkpoint {:.1} ms)",
             ms(p.open),
             ms(p.log_scan),
             ms(p.doublewrite),
             ms(p.verify),
+            ms(p.redo_page_reads),
             ms(p.redo_apply),
             ms(p.free_page_scan),
             ms(p.catalog),
@@ -179,6 +220,9 @@ impl fmt::Display for RecoveryReport {
         }
         if let Some(rate) = self.measured_redo_apply_mib_per_s {
             write!(f, ", policy given the measured redo apply rate {rate:.1} MiB/s")?;
+        }
+        if let Some(us) = self.measured_recovery_page_read_us {
+            write!(f, ", policy given the measured page read cost {us:.1} us")?;
         }
         if let Some(e) = &self.profile_error {
             write!(f, " (recovery profile not used: {e})")?;
@@ -329,10 +373,10 @@ pub(crate) fn open_database(dir: &Path, mut options: DbOptions, create: bool) ->
             .policy
             .with_param(key, value)
             .map_err(|reason| DbError::Options { reason })?;
-        if key == flushwise_core::policy::RECOVERY_FIXED_KEY {
-            report.measured_recovery_fixed_s = Some(value);
-        } else {
-            report.measured_redo_apply_mib_per_s = Some(value);
+        match key {
+            flushwise_core::policy::RECOVERY_FIXED_KEY => report.measured_recovery_fixed_s = Some(value),
+            flushwise_core::policy::REDO_APPLY_RATE_KEY => report.measured_redo_apply_mib_per_s = Some(value),
+            _ => report.measured_recovery_page_read_us = Some(value),
         }
     }
     if !(1..=super::change_buffer::MAX_MAX_PCT).contains(&options.change_buffer.max_pct) {
@@ -546,35 +590,61 @@ pub(crate) fn open_database(dir: &Path, mut options: DbOptions, create: bool) ->
     // group, so this is a group boundary).
     let mut first_lsn: BTreeMap<TxnId, Lsn> = BTreeMap::new();
     let mut max_txn: TxnId = 0;
+    let pages = scan.as_ref().map(|scan| named_pages(&scan.records)).unwrap_or_default();
+    let limit = read_ahead_limit(shell.config().frames);
+    let (ahead, rest) = pages.split_at(pages.len().min(limit));
+    report.redo_pages_named = pages.len() as u64;
+    report.redo_pages_read = shell.prefetch_for_recovery(ahead, RECOVERY_READ_AHEAD, None);
+    report.phases.redo_page_reads = lap();
     if let Some(scan) = &scan {
         report.redo_bytes_applied = scan.report.bytes;
         report.records_scanned = scan.records.len() as u64;
         report.torn_log_tail = scan.report.torn_tail;
-        for (start, record) in &scan.records {
-            if let ApplyOutcome::Applied { .. } = shell.apply_redo(record, *start)? {
-                report.records_applied += 1;
-            }
-            // 5. Analysis.
-            max_txn = max_txn.max(record.txn_id);
-            match record.kind {
-                RecordKind::TxnBegin => {
-                    losers.entry(record.txn_id).or_default();
-                    first_lsn.entry(record.txn_id).or_insert(*start);
+        // The pages past the first read-ahead are read while the redo
+        // before them is applied, at most half the pool ahead of it (the
+        // other half holds the pages being changed).
+        let window = ReadAheadWindow::new(ahead.len(), (limit * 2 / 3).max(1));
+        let applied: Result<u64> = std::thread::scope(|threads| {
+            let reader = threads.spawn(|| shell.prefetch_for_recovery(rest, RECOVERY_READ_AHEAD, Some(&window)));
+            let mut met = HashSet::new();
+            let mut apply = || -> Result<()> {
+                for (start, record) in &scan.records {
+                    if matches!(record.kind, RecordKind::PageInit | RecordKind::PageWrite) && met.insert(record.page) {
+                        window.advance(met.len());
+                    }
+                    if let ApplyOutcome::Applied { .. } = shell.apply_redo(record, *start)? {
+                        report.records_applied += 1;
+                    }
+                    // 5. Analysis.
+                    max_txn = max_txn.max(record.txn_id);
+                    match record.kind {
+                        RecordKind::TxnBegin => {
+                            losers.entry(record.txn_id).or_default();
+                            first_lsn.entry(record.txn_id).or_insert(*start);
+                        }
+                        RecordKind::Undo => {
+                            let entry = UndoEntry::from_record(record).ok_or_else(|| DbError::Recovery {
+                                path: paths.redo.clone(),
+                                txn: record.txn_id,
+                                reason: format!("malformed undo record at lsn {start}"),
+                            })?;
+                            losers.entry(record.txn_id).or_default().push(entry);
+                        }
+                        RecordKind::TxnCommit | RecordKind::TxnRollback => {
+                            losers.remove(&record.txn_id);
+                        }
+                        _ => {}
+                    }
                 }
-                RecordKind::Undo => {
-                    let entry = UndoEntry::from_record(record).ok_or_else(|| DbError::Recovery {
-                        path: paths.redo.clone(),
-                        txn: record.txn_id,
-                        reason: format!("malformed undo record at lsn {start}"),
-                    })?;
-                    losers.entry(record.txn_id).or_default().push(entry);
-                }
-                RecordKind::TxnCommit | RecordKind::TxnRollback => {
-                    losers.remove(&record.txn_id);
-                }
-                _ => {}
-            }
-        }
+                Ok(())
+            };
+            let result = apply();
+            window.finish();
+            // A reader that panicked read nothing more worth counting.
+            let read_more = reader.join().unwrap_or(0);
+            result.map(|()| read_more)
+        });
+        report.redo_pages_read += applied?;
     }
 
     report.phases.redo_apply = lap();
@@ -729,7 +799,12 @@ pub(crate) fn open_database(dir: &Path, mut options: DbOptions, create: bool) ->
         // Verification is a check's option, not part of serving opens.
         let took = report.duration.saturating_sub(report.phases.verify);
         if report.redo_bytes_applied > 0 {
-            profile.record_recovery(report.redo_bytes_applied, took);
+            profile.record_recovery(
+                report.redo_bytes_applied,
+                took,
+                report.redo_pages_read,
+                report.phases.redo_page_reads,
+            );
         } else {
             profile.record_open(took);
         }

@@ -2,17 +2,23 @@
 //! a policy that bounds recovery time (`flushwise`, `--max-recovery-time`)
 //! plans with this machine's figures instead of assumed ones (issue #12).
 //!
-//! Recovery time here is a fixed part plus a part that grows with the redo:
-//! `recovery_s ~ fixed_s + redo_bytes / apply_rate`. Every open pays the
-//! fixed part (the log's header, the doublewrite file, and the free-page
-//! scan, which reads every page's header: it grows with the database, not
-//! with the redo); a crash recovery adds the redo scan and apply (with the
-//! page reads it needs), the losers' rollback and the checkpoint of the
-//! pages it dirtied. So:
+//! Recovery time here is a fixed part, a part that grows with the pages the
+//! redo names and a part that grows with the redo:
+//! `recovery_s ~ fixed_s + pages x page_read_s + redo_bytes / apply_rate`.
+//! Every open pays the fixed part (the log's header, the doublewrite file,
+//! and the free-page scan, which reads every page's header: it grows with
+//! the database, not with the redo); a crash recovery first reads the pages
+//! its redo names (many at a time, `BufferPoolShell::prefetch_for_recovery`),
+//! then applies the redo, rolls the losers back and checkpoints the pages
+//! it dirtied. So:
 //! - every clean open (no redo to apply) records its wall time: the fixed
 //!   part, measured;
-//! - every crash recovery records its redo bytes and wall time; its rate is
-//!   `redo_bytes / (time - fixed)`.
+//! - every crash recovery records its redo bytes, wall time, the pages it
+//!   read ahead and how long that took; the page cost is
+//!   `read time / pages`, the apply rate
+//!   `redo_bytes / (time - fixed - read time)`. (A line written before the
+//!   read-ahead existed has no page figures: its page reads count as
+//!   apply time, the slower, safe reading.)
 //!
 //! Both exclude page verification (`verify_pages_at_open`, an option of
 //! checks, not of serving opens); an open that resized the redo log (it
@@ -25,7 +31,8 @@
 //! optimistic.
 //!
 //! File: `flushwise.recovery` beside the redo log, text, one sample per
-//! line: `open US` or `recovery REDO_BYTES US`, `#` comments. It is derived
+//! line: `open US` or `recovery REDO_BYTES US [PAGES READ_US]`, `#`
+//! comments. It is derived
 //! data: a missing file means "nothing measured yet"; a malformed one is
 //! reported (`RecoveryProfile::load` names the file and the line), the open
 //! goes on with the defaults, and the next open rewrites it. Writes go to a
@@ -43,17 +50,26 @@ use std::time::Duration;
 pub const PROFILE_SAMPLES: usize = 8;
 /// A recovery gives a rate only if it applied at least this much redo.
 pub const RATE_SAMPLE_MIN_BYTES: u64 = 8 << 20;
+/// A recovery gives a page read cost only if it read at least this many
+/// pages ahead (a handful measures the first reads' latency, not the
+/// device's rate at depth).
+pub const PAGE_SAMPLE_MIN_PAGES: u64 = 256;
 /// The profile's file name, in the redo log's directory.
 pub const PROFILE_FILE_NAME: &str = "flushwise.recovery";
 
 const HEADER: &str =
-    "# flushwise recovery profile: `open US` (a clean open) or `recovery REDO_BYTES US` (a crash recovery)";
+    "# flushwise recovery profile: `open US` (a clean open) or `recovery REDO_BYTES US PAGES READ_US` (a crash recovery: redo applied, its wall time, the pages read ahead and the time that took)";
 
 /// One crash recovery, measured.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RecoverySample {
     pub redo_bytes: u64,
     pub recovery_us: u64,
+    /// Pages the redo named that recovery read ahead (0 on a line written
+    /// before the read-ahead).
+    pub pages_read: u64,
+    /// Wall time of those reads, us.
+    pub page_reads_us: u64,
 }
 
 /// What a policy should plan with, from the profile.
@@ -61,8 +77,11 @@ pub struct RecoverySample {
 pub struct RecoveryPlan {
     /// What an open costs whatever the redo, s (largest recent clean open).
     pub fixed_s: Option<f64>,
-    /// Redo applied per second beyond that, MiB/s (slowest recent recovery).
+    /// Redo applied per second beyond that and the page reads, MiB/s
+    /// (slowest recent recovery).
     pub apply_mib_per_s: Option<f64>,
+    /// Wall time per page recovery read ahead, us (slowest recent).
+    pub page_read_us: Option<f64>,
 }
 
 /// Where a recovery cost a policy plans with comes from.
@@ -84,7 +103,8 @@ impl CostSource {
 }
 
 /// The recovery costs `policy` plans with under `plan`: the open's fixed
-/// part, then the apply rate, each as (parameter, value, source): given
+/// part, the apply rate, then the page read cost, each as (parameter,
+/// value, source): given
 /// by the user, else measured (rounded for the spec's text, at least the
 /// parameter's minimum), else the default. Empty for a policy without
 /// them. The one rule the engine applies at open and `tpcc crash` reports.
@@ -92,10 +112,11 @@ pub fn policy_costs(
     policy: &flushwise_core::policy::PolicySpec,
     plan: RecoveryPlan,
 ) -> Vec<(&'static str, f64, CostSource)> {
-    use flushwise_core::policy::{RECOVERY_FIXED_KEY, REDO_APPLY_RATE_KEY};
+    use flushwise_core::policy::{RECOVERY_FIXED_KEY, RECOVERY_PAGE_READ_KEY, REDO_APPLY_RATE_KEY};
     [
         (RECOVERY_FIXED_KEY, plan.fixed_s, 0.0),
         (REDO_APPLY_RATE_KEY, plan.apply_mib_per_s, 0.1),
+        (RECOVERY_PAGE_READ_KEY, plan.page_read_us, 0.1),
     ]
     .into_iter()
     .filter(|(key, _, _)| policy.declares(key))
@@ -163,11 +184,23 @@ impl RecoveryProfile {
                     profile.recoveries.push(RecoverySample {
                         redo_bytes: *redo_bytes,
                         recovery_us: *recovery_us,
+                        pages_read: 0,
+                        page_reads_us: 0,
+                    })
+                }
+                (Some("recovery"), [Some(redo_bytes), Some(recovery_us), Some(pages), Some(reads_us)])
+                    if *recovery_us > 0 && reads_us <= recovery_us =>
+                {
+                    profile.recoveries.push(RecoverySample {
+                        redo_bytes: *redo_bytes,
+                        recovery_us: *recovery_us,
+                        pages_read: *pages,
+                        page_reads_us: *reads_us,
                     })
                 }
                 _ => {
                     return Err(format!(
-                    "line {}: expected `open US` or `recovery REDO_BYTES US` (integers, durations > 0), found {line:?}",
+                    "line {}: expected `open US` or `recovery REDO_BYTES US [PAGES READ_US]` (integers, durations > 0, READ_US <= US), found {line:?}",
                     n + 1
                 ))
                 }
@@ -184,18 +217,25 @@ impl RecoveryProfile {
         keep_last(&mut self.opens_us);
     }
 
-    /// Adds a crash recovery.
-    pub fn record_recovery(&mut self, redo_bytes: u64, took: Duration) {
+    /// Adds a crash recovery: the redo it applied, its wall time, the pages
+    /// it read ahead and how long those reads took (part of `took`).
+    pub fn record_recovery(&mut self, redo_bytes: u64, took: Duration, pages_read: u64, page_reads: Duration) {
+        let recovery_us = to_us(took);
         self.recoveries.push(RecoverySample {
             redo_bytes,
-            recovery_us: to_us(took),
+            recovery_us,
+            pages_read,
+            page_reads_us: u64::try_from(page_reads.as_micros())
+                .unwrap_or(u64::MAX)
+                .min(recovery_us),
         });
         keep_last(&mut self.recoveries);
     }
 
     /// The figures to plan with (see the module documentation). A
-    /// recovery's time beyond the fixed part is taken as at least a tenth
-    /// of its time, so a noisy fixed part cannot make a rate infinite.
+    /// recovery's time beyond the fixed part and its page reads is taken as
+    /// at least a tenth of its time, so a noisy fixed part cannot make a
+    /// rate infinite.
     pub fn plan(&self) -> RecoveryPlan {
         let fixed_us = self.opens_us.iter().copied().max();
         let apply = self
@@ -204,13 +244,20 @@ impl RecoveryProfile {
             .filter(|s| s.redo_bytes >= RATE_SAMPLE_MIN_BYTES)
             .map(|s| {
                 let total = s.recovery_us as f64;
-                let redo_us = (total - fixed_us.unwrap_or(0) as f64).max(total / 10.0);
+                let redo_us = (total - fixed_us.unwrap_or(0) as f64 - s.page_reads_us as f64).max(total / 10.0);
                 s.redo_bytes as f64 / (redo_us / 1e6) / f64::from(1u32 << 20)
             })
             .min_by(f64::total_cmp);
+        let page_read_us = self
+            .recoveries
+            .iter()
+            .filter(|s| s.pages_read >= PAGE_SAMPLE_MIN_PAGES)
+            .map(|s| s.page_reads_us as f64 / s.pages_read as f64)
+            .max_by(f64::total_cmp);
         RecoveryPlan {
             fixed_s: fixed_us.map(|us| us as f64 / 1e6),
             apply_mib_per_s: apply,
+            page_read_us,
         }
     }
 
@@ -225,7 +272,10 @@ impl RecoveryProfile {
             text.push_str(&format!("open {us}\n"));
         }
         for s in &self.recoveries {
-            text.push_str(&format!("recovery {} {}\n", s.redo_bytes, s.recovery_us));
+            text.push_str(&format!(
+                "recovery {} {} {} {}\n",
+                s.redo_bytes, s.recovery_us, s.pages_read, s.page_reads_us
+            ));
         }
         let mut file = std::fs::File::create(&tmp).map_err(|e| err("create", &tmp, e))?;
         file.write_all(text.as_bytes()).map_err(|e| err("write", &tmp, e))?;
@@ -249,30 +299,58 @@ mod tests {
         let mut p = RecoveryProfile::default();
         assert_eq!(p.plan(), RecoveryPlan::default(), "nothing measured yet");
         // A tiny recovery measures noise, not a rate.
-        p.record_recovery(100_000, Duration::from_millis(300));
+        p.record_recovery(100_000, Duration::from_millis(300), 0, Duration::ZERO);
         assert_eq!(p.plan().apply_mib_per_s, None);
         // Without a clean open, the whole time is the redo's.
-        p.record_recovery(64 << 20, Duration::from_secs(4));
+        p.record_recovery(64 << 20, Duration::from_secs(4), 0, Duration::ZERO);
         assert_eq!(p.plan().apply_mib_per_s, Some(16.0));
         p.record_open(Duration::from_millis(1500));
         p.record_open(Duration::from_secs(2));
-        p.record_recovery(32 << 20, Duration::from_secs(3));
+        p.record_recovery(32 << 20, Duration::from_secs(3), 0, Duration::ZERO);
         let plan = p.plan();
         assert_eq!(plan.fixed_s, Some(2.0));
         // 64 MiB in 4 - 2 s = 32 MiB/s; 32 MiB in 3 - 2 s = 32 MiB/s.
         assert_eq!(plan.apply_mib_per_s, Some(32.0));
-        p.record_recovery(16 << 20, Duration::from_secs(4));
+        p.record_recovery(16 << 20, Duration::from_secs(4), 0, Duration::ZERO);
         assert_eq!(p.plan().apply_mib_per_s, Some(8.0), "the slowest wins");
         // A recovery no longer than the fixed part still gives a finite rate.
-        p.record_recovery(10 << 20, Duration::from_secs(1));
+        p.record_recovery(10 << 20, Duration::from_secs(1), 0, Duration::ZERO);
         assert_eq!(p.plan().apply_mib_per_s, Some(8.0));
+        assert_eq!(p.plan().page_read_us, None, "no recovery read pages ahead yet");
+    }
+
+    #[test]
+    fn page_reads_are_a_cost_of_their_own_not_part_of_the_apply_rate() {
+        let mut p = RecoveryProfile::default();
+        p.record_open(Duration::from_secs(1));
+        // 4 s: 1 s fixed, 1 s reading 10,000 pages, 32 MiB applied in 2 s.
+        p.record_recovery(32 << 20, Duration::from_secs(4), 10_000, Duration::from_secs(1));
+        let plan = p.plan();
+        assert_eq!(plan.apply_mib_per_s, Some(16.0));
+        assert_eq!(plan.page_read_us, Some(100.0));
+        // Too few pages to measure a rate at depth; the slowest of the rest wins.
+        p.record_recovery(32 << 20, Duration::from_secs(4), 10, Duration::from_millis(50));
+        assert_eq!(p.plan().page_read_us, Some(100.0));
+        p.record_recovery(32 << 20, Duration::from_secs(5), 5_000, Duration::from_secs(1));
+        assert_eq!(p.plan().page_read_us, Some(200.0));
+    }
+
+    #[test]
+    fn a_line_from_before_the_read_ahead_still_loads() {
+        let p = RecoveryProfile::parse("open 1000000\nrecovery 33554432 3000000\n").unwrap();
+        assert_eq!(p.recoveries()[0].pages_read, 0);
+        // Its page reads count as apply time: 32 MiB in 2 s.
+        assert_eq!(p.plan().apply_mib_per_s, Some(16.0));
+        assert_eq!(p.plan().page_read_us, None);
+        let e = RecoveryProfile::parse("recovery 10 100 5 200\n").unwrap_err();
+        assert!(e.contains("line 1"), "reads longer than the recovery are refused: {e}");
     }
 
     #[test]
     fn only_the_latest_samples_of_each_kind_are_kept() {
         let mut p = RecoveryProfile::default();
         for i in 1..=(PROFILE_SAMPLES as u64 + 3) {
-            p.record_recovery(i << 20, Duration::from_secs(1));
+            p.record_recovery(i << 20, Duration::from_secs(1), i, Duration::ZERO);
             p.record_open(Duration::from_millis(i));
         }
         assert_eq!(p.recoveries().len(), PROFILE_SAMPLES);
@@ -288,8 +366,13 @@ mod tests {
         assert_eq!(RecoveryProfile::load(&path).unwrap(), RecoveryProfile::default());
         let mut p = RecoveryProfile::default();
         p.record_open(Duration::from_micros(2_100_321));
-        p.record_recovery(50_000_000, Duration::from_micros(3_900_123));
-        p.record_recovery(60_000_000, Duration::from_micros(4_800_000));
+        p.record_recovery(50_000_000, Duration::from_micros(3_900_123), 0, Duration::ZERO);
+        p.record_recovery(
+            60_000_000,
+            Duration::from_micros(4_800_000),
+            9_000,
+            Duration::from_micros(600_000),
+        );
         p.save(&path).unwrap();
         assert_eq!(RecoveryProfile::load(&path).unwrap(), p);
         assert!(
