@@ -154,6 +154,7 @@ pub fn crash(args: &TpccCrashArgs) -> Result<(), String> {
             redo_read_ahead_s: phases.redo_page_reads.as_secs_f64(),
             redo_pages_named: report.redo_pages_named,
             redo_pages_read: report.redo_pages_read,
+            redo_pages_read_while_applying: report.redo_pages_read_while_applying,
             redo_apply_s: phases.redo_apply.as_secs_f64(),
             free_page_scan_s: phases.free_page_scan.as_secs_f64(),
             undo_s: phases.undo.as_secs_f64(),

@@ -39,6 +39,8 @@ pub struct CrashRound {
     pub redo_read_ahead_s: f64,
     pub redo_pages_named: u64,
     pub redo_pages_read: u64,
+    /// Pages read ahead while the redo was applied (part of `redo_apply_s`).
+    pub redo_pages_read_while_applying: u64,
     pub redo_apply_s: f64,
     pub free_page_scan_s: f64,
     pub undo_s: f64,
@@ -75,7 +77,7 @@ pub fn table(rounds: &[CrashRound]) -> String {
         "losers",
         "redo MB/s",
         "planned fixed s + MiB/s + us/page",
-        "pages named / read ahead",
+        "pages named / read ahead + while applying",
         "scan / read-ahead / apply / free pages / undo / ckpt / other s",
         "bound",
     ]
@@ -103,7 +105,10 @@ pub fn table(rounds: &[CrashRound]) -> String {
                     }
                     _ => "-".to_string(),
                 },
-                format!("{} / {}", r.redo_pages_named, r.redo_pages_read),
+                format!(
+                    "{} / {} + {}",
+                    r.redo_pages_named, r.redo_pages_read, r.redo_pages_read_while_applying
+                ),
                 format!(
                     "{:.2} / {:.2} / {:.2} / {:.2} / {:.2} / {:.2} / {:.2}",
                     r.log_scan_s,

@@ -142,10 +142,12 @@ pub struct RecoveryReport {
     pub pages_repaired_from_doublewrite: u64,
     /// Redo bytes from the checkpoint to the end of the log.
     pub redo_bytes_applied: u64,
-    /// Pages the redo names (each once), and how many of them were read
-    /// ahead before it was applied (the others are read as they are met).
+    /// Pages the redo names (each once), how many of them were read ahead
+    /// before anything was applied, and how many while it was applied
+    /// (the others were resident, past the file's end, or read as met).
     pub redo_pages_named: u64,
     pub redo_pages_read: u64,
+    pub redo_pages_read_while_applying: u64,
     /// Redo records scanned / applied to a page (older pages only).
     pub records_scanned: u64,
     pub records_applied: u64,
@@ -181,7 +183,7 @@ impl fmt::Display for RecoveryReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "recovery: {} pages read, {} repaired from doublewrite, {} redo bytes ({} records scanned, {} applied{}, {} pages named, {} read ahead), {} loser transactions rolled back ({} undo entries), {} bulk loads reclaimed ({} pages), {:.1} ms",
+            "recovery: {} pages read, {} repaired from doublewrite, {} redo bytes ({} records scanned, {} applied{}, {} pages named, {} + {} read ahead), {} loser transactions rolled back ({} undo entries), {} bulk loads reclaimed ({} pages), {:.1} ms",
             self.pages_read,
             self.pages_repaired_from_doublewrite,
             self.redo_bytes_applied,
@@ -190,6 +192,7 @@ impl fmt::Display for RecoveryReport {
             if self.torn_log_tail { ", torn tail" } else { "" },
             self.redo_pages_named,
             self.redo_pages_read,
+            self.redo_pages_read_while_applying,
             self.losers_rolled_back,
             self.undo_entries_applied,
             self.loads_reclaimed,
@@ -644,7 +647,7 @@ pub(crate) fn open_database(dir: &Path, mut options: DbOptions, create: bool) ->
             let read_more = reader.join().unwrap_or(0);
             result.map(|()| read_more)
         });
-        report.redo_pages_read += applied?;
+        report.redo_pages_read_while_applying = applied?;
     }
 
     report.phases.redo_apply = lap();
@@ -804,6 +807,7 @@ pub(crate) fn open_database(dir: &Path, mut options: DbOptions, create: bool) ->
                 took,
                 report.redo_pages_read,
                 report.phases.redo_page_reads,
+                report.phases.redo_apply,
             );
         } else {
             profile.record_open(took);

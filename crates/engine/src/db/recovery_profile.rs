@@ -14,11 +14,15 @@
 //! - every clean open (no redo to apply) records its wall time: the fixed
 //!   part, measured;
 //! - every crash recovery records its redo bytes, wall time, the pages it
-//!   read ahead and how long that took; the page cost is
-//!   `read time / pages`, the apply rate
-//!   `redo_bytes / (time - fixed - read time)`. (A line written before the
-//!   read-ahead existed has no page figures: its page reads count as
-//!   apply time, the slower, safe reading.)
+//!   read ahead before applying anything, how long that took, and how long
+//!   the apply took (with the reads of the pages past the first read-ahead
+//!   and the evictions a pool smaller than the redo's pages needs); the
+//!   page cost is `read time / pages`, the apply rate
+//!   `redo_bytes / apply time`, and the rest of its time is a fixed part
+//!   too (a crash recovery's log and free-page scans can take longer than
+//!   a clean open's). A line written before the read-ahead existed has two
+//!   numbers: its rate is `redo_bytes / (time - fixed)`, page reads
+//!   counted as apply time, the slower, safe reading.
 //!
 //! Both exclude page verification (`verify_pages_at_open`, an option of
 //! checks, not of serving opens); an open that resized the redo log (it
@@ -31,8 +35,8 @@
 //! optimistic.
 //!
 //! File: `flushwise.recovery` beside the redo log, text, one sample per
-//! line: `open US` or `recovery REDO_BYTES US [PAGES READ_US]`, `#`
-//! comments. It is derived
+//! line: `open US` or `recovery REDO_BYTES US [PAGES READ_US APPLY_US]`,
+//! `#` comments. It is derived
 //! data: a missing file means "nothing measured yet"; a malformed one is
 //! reported (`RecoveryProfile::load` names the file and the line), the open
 //! goes on with the defaults, and the next open rewrites it. Writes go to a
@@ -58,18 +62,20 @@ pub const PAGE_SAMPLE_MIN_PAGES: u64 = 256;
 pub const PROFILE_FILE_NAME: &str = "flushwise.recovery";
 
 const HEADER: &str =
-    "# flushwise recovery profile: `open US` (a clean open) or `recovery REDO_BYTES US PAGES READ_US` (a crash recovery: redo applied, its wall time, the pages read ahead and the time that took)";
+    "# flushwise recovery profile: `open US` (a clean open) or `recovery REDO_BYTES US PAGES READ_US APPLY_US` (a crash recovery: redo applied, its wall time, the pages read ahead before the apply, the time that took, the apply's time)";
 
 /// One crash recovery, measured.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RecoverySample {
     pub redo_bytes: u64,
     pub recovery_us: u64,
-    /// Pages the redo named that recovery read ahead (0 on a line written
-    /// before the read-ahead).
+    /// Pages the redo named that recovery read ahead before it applied
+    /// anything (0 on a line written before the read-ahead).
     pub pages_read: u64,
     /// Wall time of those reads, us.
     pub page_reads_us: u64,
+    /// Wall time of the apply after them, us (0: not measured).
+    pub apply_us: u64,
 }
 
 /// What a policy should plan with, from the profile.
@@ -186,21 +192,24 @@ impl RecoveryProfile {
                         recovery_us: *recovery_us,
                         pages_read: 0,
                         page_reads_us: 0,
+                        apply_us: 0,
                     })
                 }
-                (Some("recovery"), [Some(redo_bytes), Some(recovery_us), Some(pages), Some(reads_us)])
-                    if *recovery_us > 0 && reads_us <= recovery_us =>
-                {
+                (
+                    Some("recovery"),
+                    [Some(redo_bytes), Some(recovery_us), Some(pages), Some(reads_us), Some(apply_us)],
+                ) if *recovery_us > 0 && reads_us.saturating_add(*apply_us) <= *recovery_us => {
                     profile.recoveries.push(RecoverySample {
                         redo_bytes: *redo_bytes,
                         recovery_us: *recovery_us,
                         pages_read: *pages,
                         page_reads_us: *reads_us,
+                        apply_us: *apply_us,
                     })
                 }
                 _ => {
                     return Err(format!(
-                    "line {}: expected `open US` or `recovery REDO_BYTES US [PAGES READ_US]` (integers, durations > 0, READ_US <= US), found {line:?}",
+                    "line {}: expected `open US` or `recovery REDO_BYTES US [PAGES READ_US]` (integers, durations > 0, READ_US + APPLY_US <= US), found {line:?}",
                     n + 1
                 ))
                 }
@@ -218,16 +227,25 @@ impl RecoveryProfile {
     }
 
     /// Adds a crash recovery: the redo it applied, its wall time, the pages
-    /// it read ahead and how long those reads took (part of `took`).
-    pub fn record_recovery(&mut self, redo_bytes: u64, took: Duration, pages_read: u64, page_reads: Duration) {
+    /// it read ahead before the apply, how long those reads took and how
+    /// long the apply took (both part of `took`).
+    pub fn record_recovery(
+        &mut self,
+        redo_bytes: u64,
+        took: Duration,
+        pages_read: u64,
+        page_reads: Duration,
+        apply: Duration,
+    ) {
         let recovery_us = to_us(took);
+        let us = |d: Duration| u64::try_from(d.as_micros()).unwrap_or(u64::MAX);
+        let page_reads_us = us(page_reads).min(recovery_us);
         self.recoveries.push(RecoverySample {
             redo_bytes,
             recovery_us,
             pages_read,
-            page_reads_us: u64::try_from(page_reads.as_micros())
-                .unwrap_or(u64::MAX)
-                .min(recovery_us),
+            page_reads_us,
+            apply_us: us(apply).min(recovery_us - page_reads_us),
         });
         keep_last(&mut self.recoveries);
     }
@@ -237,14 +255,30 @@ impl RecoveryProfile {
     /// at least a tenth of its time, so a noisy fixed part cannot make a
     /// rate infinite.
     pub fn plan(&self) -> RecoveryPlan {
-        let fixed_us = self.opens_us.iter().copied().max();
+        // A measured recovery's time besides its reads and apply is fixed
+        // cost as much as a clean open is.
+        let fixed_us = self
+            .opens_us
+            .iter()
+            .copied()
+            .chain(
+                self.recoveries
+                    .iter()
+                    .filter(|s| s.apply_us > 0)
+                    .map(|s| s.recovery_us - s.page_reads_us - s.apply_us),
+            )
+            .max();
         let apply = self
             .recoveries
             .iter()
             .filter(|s| s.redo_bytes >= RATE_SAMPLE_MIN_BYTES)
             .map(|s| {
                 let total = s.recovery_us as f64;
-                let redo_us = (total - fixed_us.unwrap_or(0) as f64 - s.page_reads_us as f64).max(total / 10.0);
+                let redo_us = if s.apply_us > 0 {
+                    s.apply_us as f64
+                } else {
+                    (total - fixed_us.unwrap_or(0) as f64).max(total / 10.0)
+                };
                 s.redo_bytes as f64 / (redo_us / 1e6) / f64::from(1u32 << 20)
             })
             .min_by(f64::total_cmp);
@@ -273,8 +307,8 @@ impl RecoveryProfile {
         }
         for s in &self.recoveries {
             text.push_str(&format!(
-                "recovery {} {} {} {}\n",
-                s.redo_bytes, s.recovery_us, s.pages_read, s.page_reads_us
+                "recovery {} {} {} {} {}\n",
+                s.redo_bytes, s.recovery_us, s.pages_read, s.page_reads_us, s.apply_us
             ));
         }
         let mut file = std::fs::File::create(&tmp).map_err(|e| err("create", &tmp, e))?;
@@ -299,40 +333,47 @@ mod tests {
         let mut p = RecoveryProfile::default();
         assert_eq!(p.plan(), RecoveryPlan::default(), "nothing measured yet");
         // A tiny recovery measures noise, not a rate.
-        p.record_recovery(100_000, Duration::from_millis(300), 0, Duration::ZERO);
+        p.record_recovery(100_000, Duration::from_millis(300), 0, Duration::ZERO, Duration::ZERO);
         assert_eq!(p.plan().apply_mib_per_s, None);
         // Without a clean open, the whole time is the redo's.
-        p.record_recovery(64 << 20, Duration::from_secs(4), 0, Duration::ZERO);
+        p.record_recovery(64 << 20, Duration::from_secs(4), 0, Duration::ZERO, Duration::ZERO);
         assert_eq!(p.plan().apply_mib_per_s, Some(16.0));
         p.record_open(Duration::from_millis(1500));
         p.record_open(Duration::from_secs(2));
-        p.record_recovery(32 << 20, Duration::from_secs(3), 0, Duration::ZERO);
+        p.record_recovery(32 << 20, Duration::from_secs(3), 0, Duration::ZERO, Duration::ZERO);
         let plan = p.plan();
         assert_eq!(plan.fixed_s, Some(2.0));
         // 64 MiB in 4 - 2 s = 32 MiB/s; 32 MiB in 3 - 2 s = 32 MiB/s.
         assert_eq!(plan.apply_mib_per_s, Some(32.0));
-        p.record_recovery(16 << 20, Duration::from_secs(4), 0, Duration::ZERO);
+        p.record_recovery(16 << 20, Duration::from_secs(4), 0, Duration::ZERO, Duration::ZERO);
         assert_eq!(p.plan().apply_mib_per_s, Some(8.0), "the slowest wins");
         // A recovery no longer than the fixed part still gives a finite rate.
-        p.record_recovery(10 << 20, Duration::from_secs(1), 0, Duration::ZERO);
+        p.record_recovery(10 << 20, Duration::from_secs(1), 0, Duration::ZERO, Duration::ZERO);
         assert_eq!(p.plan().apply_mib_per_s, Some(8.0));
         assert_eq!(p.plan().page_read_us, None, "no recovery read pages ahead yet");
     }
 
     #[test]
-    fn page_reads_are_a_cost_of_their_own_not_part_of_the_apply_rate() {
+    fn page_reads_apply_and_the_rest_are_measured_apart() {
         let mut p = RecoveryProfile::default();
         p.record_open(Duration::from_secs(1));
-        // 4 s: 1 s fixed, 1 s reading 10,000 pages, 32 MiB applied in 2 s.
-        p.record_recovery(32 << 20, Duration::from_secs(4), 10_000, Duration::from_secs(1));
+        // 4 s: 1 s reading 10,000 pages, 32 MiB applied in 2 s, 1 s else.
+        let s = Duration::from_secs;
+        p.record_recovery(32 << 20, s(4), 10_000, s(1), s(2));
         let plan = p.plan();
         assert_eq!(plan.apply_mib_per_s, Some(16.0));
         assert_eq!(plan.page_read_us, Some(100.0));
-        // Too few pages to measure a rate at depth; the slowest of the rest wins.
-        p.record_recovery(32 << 20, Duration::from_secs(4), 10, Duration::from_millis(50));
+        assert_eq!(plan.fixed_s, Some(1.0));
+        // Too few pages to measure a rate at depth; the slowest of the rest
+        // wins; a recovery whose scans took longer than any clean open
+        // raises the fixed part.
+        p.record_recovery(32 << 20, s(4), 10, Duration::from_millis(50), s(2));
         assert_eq!(p.plan().page_read_us, Some(100.0));
-        p.record_recovery(32 << 20, Duration::from_secs(5), 5_000, Duration::from_secs(1));
-        assert_eq!(p.plan().page_read_us, Some(200.0));
+        p.record_recovery(32 << 20, s(6), 5_000, s(1), s(3));
+        let plan = p.plan();
+        assert_eq!(plan.page_read_us, Some(200.0));
+        assert_eq!(plan.fixed_s, Some(2.0));
+        assert!((plan.apply_mib_per_s.unwrap() - 32.0 / 3.0).abs() < 1e-9);
     }
 
     #[test]
@@ -342,15 +383,18 @@ mod tests {
         // Its page reads count as apply time: 32 MiB in 2 s.
         assert_eq!(p.plan().apply_mib_per_s, Some(16.0));
         assert_eq!(p.plan().page_read_us, None);
-        let e = RecoveryProfile::parse("recovery 10 100 5 200\n").unwrap_err();
-        assert!(e.contains("line 1"), "reads longer than the recovery are refused: {e}");
+        let e = RecoveryProfile::parse("recovery 10 100 5 60 60\n").unwrap_err();
+        assert!(
+            e.contains("line 1"),
+            "reads and apply longer than the recovery are refused: {e}"
+        );
     }
 
     #[test]
     fn only_the_latest_samples_of_each_kind_are_kept() {
         let mut p = RecoveryProfile::default();
         for i in 1..=(PROFILE_SAMPLES as u64 + 3) {
-            p.record_recovery(i << 20, Duration::from_secs(1), i, Duration::ZERO);
+            p.record_recovery(i << 20, Duration::from_secs(1), i, Duration::ZERO, Duration::ZERO);
             p.record_open(Duration::from_millis(i));
         }
         assert_eq!(p.recoveries().len(), PROFILE_SAMPLES);
@@ -366,12 +410,19 @@ mod tests {
         assert_eq!(RecoveryProfile::load(&path).unwrap(), RecoveryProfile::default());
         let mut p = RecoveryProfile::default();
         p.record_open(Duration::from_micros(2_100_321));
-        p.record_recovery(50_000_000, Duration::from_micros(3_900_123), 0, Duration::ZERO);
+        p.record_recovery(
+            50_000_000,
+            Duration::from_micros(3_900_123),
+            0,
+            Duration::ZERO,
+            Duration::ZERO,
+        );
         p.record_recovery(
             60_000_000,
             Duration::from_micros(4_800_000),
             9_000,
             Duration::from_micros(600_000),
+            Duration::from_micros(2_000_000),
         );
         p.save(&path).unwrap();
         assert_eq!(RecoveryProfile::load(&path).unwrap(), p);
