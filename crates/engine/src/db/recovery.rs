@@ -84,16 +84,27 @@ const DOUBLEWRITE_SLOTS: u32 = crate::storage::doublewrite::DEFAULT_SLOTS;
 /// (`RECV_READ_AHEAD_AREA`, `recv_read_in_area` in `log0recv.cc`).
 pub const RECOVERY_READ_AHEAD: usize = 32;
 
-/// The pages `records` name, each once, in the order the redo first names
-/// them.
-pub fn named_pages(records: &[(Lsn, Record)]) -> Vec<flushwise_core::PageId> {
+/// The pages a redo scan names.
+#[derive(Debug, Default)]
+pub struct NamedPages {
+    /// Each page once, in the order the redo first names it.
+    pub pages: Vec<flushwise_core::PageId>,
+    /// For each record, how many of `pages` the redo has named up to and
+    /// including it (what the apply has met when it reaches the record).
+    pub met_by_record: Vec<usize>,
+}
+
+/// The pages `records` name (see [`NamedPages`]).
+pub fn named_pages(records: &[(Lsn, Record)]) -> NamedPages {
     let mut seen = HashSet::new();
-    records
-        .iter()
-        .filter(|(_, r)| matches!(r.kind, RecordKind::PageInit | RecordKind::PageWrite))
-        .map(|(_, r)| r.page)
-        .filter(|page| seen.insert(*page))
-        .collect()
+    let mut named = NamedPages::default();
+    for (_, r) in records {
+        if matches!(r.kind, RecordKind::PageInit | RecordKind::PageWrite) && seen.insert(r.page) {
+            named.pages.push(r.page);
+        }
+        named.met_by_record.push(named.pages.len());
+    }
+    named
 }
 
 /// How many of the [`named_pages`] recovery reads ahead: at most three
@@ -593,10 +604,10 @@ pub(crate) fn open_database(dir: &Path, mut options: DbOptions, create: bool) ->
     // group, so this is a group boundary).
     let mut first_lsn: BTreeMap<TxnId, Lsn> = BTreeMap::new();
     let mut max_txn: TxnId = 0;
-    let pages = scan.as_ref().map(|scan| named_pages(&scan.records)).unwrap_or_default();
+    let named = scan.as_ref().map(|scan| named_pages(&scan.records)).unwrap_or_default();
     let limit = read_ahead_limit(shell.config().frames);
-    let (ahead, rest) = pages.split_at(pages.len().min(limit));
-    report.redo_pages_named = pages.len() as u64;
+    let (ahead, rest) = named.pages.split_at(named.pages.len().min(limit));
+    report.redo_pages_named = named.pages.len() as u64;
     report.redo_pages_read = shell.prefetch_for_recovery(ahead, RECOVERY_READ_AHEAD, None);
     report.phases.redo_page_reads = lap();
     if let Some(scan) = &scan {
@@ -609,12 +620,9 @@ pub(crate) fn open_database(dir: &Path, mut options: DbOptions, create: bool) ->
         let window = ReadAheadWindow::new(ahead.len(), (limit * 2 / 3).max(1));
         let applied: Result<u64> = std::thread::scope(|threads| {
             let reader = threads.spawn(|| shell.prefetch_for_recovery(rest, RECOVERY_READ_AHEAD, Some(&window)));
-            let mut met = HashSet::new();
             let mut apply = || -> Result<()> {
-                for (start, record) in &scan.records {
-                    if matches!(record.kind, RecordKind::PageInit | RecordKind::PageWrite) && met.insert(record.page) {
-                        window.advance(met.len());
-                    }
+                for ((start, record), &met) in scan.records.iter().zip(&named.met_by_record) {
+                    window.advance(met);
                     if let ApplyOutcome::Applied { .. } = shell.apply_redo(record, *start)? {
                         report.records_applied += 1;
                     }
