@@ -9,7 +9,7 @@ use flushwise_lab::engine_compare::{
     compare_table, convergence_text, file_label, regime_text, results_dir, warmup_text, write_results, PolicyOutcome,
 };
 use flushwise_lab::engine_run::{self, EngineRunSpec};
-use flushwise_lab::render::{self as output, Csv};
+use flushwise_lab::render::{self as output, write_path_text, Csv};
 use flushwise_lab::steady::Warmup;
 use flushwise_lab::COMMIT;
 
@@ -161,6 +161,9 @@ pub fn command(args: &EngineCompareArgs) -> Result<(), String> {
                 regime_text(pool_bytes, data_bytes, page_bytes, &r.figures, r.measured_seconds)
             ),
         );
+        if let Some(w) = &r.write_path {
+            say(args, format!("{}: {}", r.policy, write_path_text(w)));
+        }
     }
     say(args, format!("results: {}", results_dir.display()));
     if let Some(l) = live {
@@ -255,9 +258,10 @@ pub fn run_policies(args: &EngineCompareArgs, live: Option<&crate::live::Live>) 
         say(
             args,
             format!(
-                "{name}: seed={} config_hash={} commit={COMMIT}",
+                "{name}: seed={} config_hash={} commit={COMMIT} batch_io={}",
                 spec.run.seed,
-                spec.config_hash()
+                spec.config_hash(),
+                flushwise_engine::storage::batch_io_mode()
             ),
         );
         let label = format!("{name:>12} ");

@@ -142,10 +142,11 @@ pub fn run(args: &TpccRunArgs) -> Result<(), String> {
     };
     let format = args.engine.output;
     let banner = format!(
-        "flushwise tpcc run: seed={} config_hash={} commit={} policy={} warehouses={} connections={} pool={} dir={}",
+        "flushwise tpcc run: seed={} config_hash={} commit={} batch_io={} policy={} warehouses={} connections={} pool={} dir={}",
         spec.run.seed,
         spec.config_hash(),
         COMMIT,
+        flushwise_engine::storage::batch_io_mode(),
         args.policy,
         manifest.warehouses,
         spec.run.connections,

@@ -2,7 +2,7 @@
 
 mod common;
 
-use flushwise_engine::storage::tablespace::IN_PLACE_WRITE_DEPTH;
+use flushwise_engine::storage::batch_io::IN_PLACE_WRITE_DEPTH;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 

@@ -248,7 +248,7 @@ impl StorageBackend for OverlapCounter {
 /// `IN_PLACE_WRITE_DEPTH`, and every page must read back.
 #[test]
 fn batch_in_place_writes_are_in_flight_together() {
-    use flushwise_engine::storage::tablespace::IN_PLACE_WRITE_DEPTH;
+    use flushwise_engine::storage::batch_io::IN_PLACE_WRITE_DEPTH;
     let dir = tempfile::tempdir().unwrap();
     let ts_path = dir.path().join("t1.ibd");
     let counter = Arc::new(OverlapCounter {

@@ -27,11 +27,13 @@ use std::time::{Duration, Instant};
 use flushwise_core::{Decision, PoolCounters, RedoMargins};
 use flushwise_engine::buffer::MetricsSnapshot;
 use flushwise_engine::db::{Database, DbOptions};
+use flushwise_engine::storage::{WritePathTimes, WritePhase};
 use flushwise_engine::trace_recorder::{self, TraceRecorder};
 use flushwise_sim::config::{MeasuredCpuCosts, MeasuredTxnCpu};
 use flushwise_sim::live::DECISIONS_KEPT;
 use flushwise_sim::{
-    config_hash_of, FlushFigures, IntervalRow, LatencyBuckets, LiveSample, RunResult, TxnCounts, SHELL_ENGINE,
+    config_hash_of, FlushFigures, IntervalRow, LatencyBuckets, LiveSample, RunResult, TxnCounts, WritePathFigures,
+    SHELL_ENGINE,
 };
 use flushwise_trace::TxnType;
 use flushwise_workloads::tpcc::{self, AfterInterval, IntervalReport, LiveCounts, RunConfig, TxnKind, TxnObserver};
@@ -495,6 +497,7 @@ pub fn run(
     let mut previous: PoolCounters = start_snapshot.counters;
     let mut baseline_stalls = db.shell().stall_histogram();
     let mut previous_stalls = baseline_stalls.clone();
+    let mut baseline_writes = start_snapshot.write_path;
     let mut rows = Vec::new();
     // Rows carry seconds since the run started until the warm-up's end is
     // known; then `time_s` becomes seconds since the measurement began.
@@ -533,6 +536,7 @@ pub fn run(
         previous = m.counters;
         if r.warmup {
             baseline_stalls = stalls.clone();
+            baseline_writes = m.write_path;
         }
         previous_stalls = stalls;
         if let Some(w) = decisions.as_mut() {
@@ -682,6 +686,27 @@ pub fn run(
         trace_records,
         partial: run_report.interrupted,
         change_buffer: None,
+        write_path: Some(write_path_figures(
+            &end.write_path.since(&baseline_writes),
+            run_report.duration_s,
+        )),
     };
     Ok(EngineRunOutput { result, rows })
+}
+
+/// The write path's counters over a window of `seconds`, per batch page.
+pub fn write_path_figures(t: &WritePathTimes, seconds: f64) -> WritePathFigures {
+    let pages = t.batch_pages.max(1) as f64;
+    WritePathFigures {
+        batches: t.batches,
+        batch_pages: t.batch_pages,
+        batch_busy_share: t.batch_us() as f64 / 1e6 / seconds.max(1e-9),
+        batch_us_per_page: t.batch_us() as f64 / pages,
+        phase_us_per_page: WritePhase::ALL
+            .iter()
+            .map(|p| (p.name().to_string(), t.phase(*p) as f64 / pages))
+            .collect(),
+        single_pages: t.single_pages,
+        single_page_us_mean: t.single_page_us as f64 / t.single_pages.max(1) as f64,
+    }
 }

@@ -48,6 +48,7 @@ use crate::database::{self, human_bytes, Manifest};
 use crate::engine_options::{self, DbLocation, EngineSettings, PrepareSpec, RunFiles};
 use crate::render::{render_table, write_file, Csv};
 use crate::COMMIT;
+use flushwise_engine::storage::batch_io;
 
 pub const NAME: &str = "fidelity";
 pub const POOLS: [&str; 2] = ["32MiB", "64MiB"];
@@ -57,8 +58,16 @@ pub const CONNECTIONS: u32 = 16;
 pub const REDO: &str = "256MiB";
 /// The replay's CPU cores (this machine's).
 pub const CPU_CORES: u32 = 2;
-/// In-place writes of a doublewrite batch in flight at once, as the engine.
-pub const IN_PLACE_WRITE_DEPTH: u32 = 16;
+/// In-place writes of a doublewrite batch in flight at once, as the engine
+/// posts them: all of them (0) through io_uring, else its writer threads'
+/// [`batch_io::IN_PLACE_WRITE_DEPTH`].
+pub fn in_place_write_depth() -> u32 {
+    if batch_io::io_uring_in_use() {
+        0
+    } else {
+        batch_io::IN_PLACE_WRITE_DEPTH as u32
+    }
+}
 /// The preset's file name under `--dir`.
 pub const PRESET_FILE: &str = "calibrated.toml";
 /// Room for one run's trace (a 40 s trace is about 0.5 GiB; 120 s, 1.5).
@@ -398,7 +407,7 @@ pub fn run(
                     seed,
                     cpu_cores: CPU_CORES,
                     cpu_costs: Some(crate::engine_run::cpu_costs_path(&trace)),
-                    in_place_write_depth: IN_PLACE_WRITE_DEPTH,
+                    in_place_write_depth: in_place_write_depth(),
                     policy: policy_text.clone(),
                     ..SimOptions::default()
                 };
@@ -587,13 +596,17 @@ pub fn report_text(report: &FidelityReport) -> String {
     let mut header = vec!["pool".to_string(), "policy".to_string()];
     header.extend(Metric::ALL.iter().map(|m| m.label().to_string()));
     let mut text = format!(
-        "lab run {NAME}: engine vs replay (issue #18), {} warehouses, {CONNECTIONS} connections, warm-up {} s + {} s measured, {} run(s) per cell interleaved; replay: redo {REDO}, device {}, measured CPU costs on {CPU_CORES} cores, in-place write depth {IN_PLACE_WRITE_DEPTH}; seed {}, commit {COMMIT}\n\n\
+        "lab run {NAME}: engine vs replay (issue #18), {} warehouses, {CONNECTIONS} connections, warm-up {} s + {} s measured, {} run(s) per cell interleaved; replay: redo {REDO}, device {}, measured CPU costs on {CPU_CORES} cores, in-place write depth {}; seed {}, commit {COMMIT}\n\n\
          engine mean (min-max over runs) / replay mean (replay - engine); ok / FAIL against issue #18's bounds\n{}\n",
         report.scale.warehouses,
         report.scale.warmup.as_secs(),
         report.scale.duration.as_secs(),
         report.scale.repeats,
         report.device,
+        match in_place_write_depth() {
+            0 => "all (io_uring)".to_string(),
+            d => d.to_string(),
+        },
         report.seed,
         render_table(&header, &rows)
     );

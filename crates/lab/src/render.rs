@@ -12,7 +12,7 @@ use std::fmt::Write as _;
 use serde::Serialize;
 use serde_json::Value;
 
-use flushwise_sim::{FlushFigures, IntervalRow, LatencySummary, RunResult};
+use flushwise_sim::{FlushFigures, IntervalRow, LatencySummary, RunResult, WritePathFigures};
 
 /// A value's cell text: numbers and booleans as JSON writes them, strings raw.
 fn cell(value: &Value) -> String {
@@ -59,6 +59,26 @@ pub fn flatten(record: &impl Serialize) -> Vec<(String, String)> {
                     }
                 }
             }
+            // The engine's write-path figures: a column per field, a
+            // column per phase (`write_path_<phase>_us_per_page`); absent
+            // (simulator) as nothing.
+            ("write_path", Value::Object(fields)) => {
+                for (field, v) in fields {
+                    match (field.as_str(), v) {
+                        ("phase_us_per_page", Value::Array(pairs)) => {
+                            for pair in pairs {
+                                if let Value::Array(kv) = pair {
+                                    if let [Value::String(name), v] = kv.as_slice() {
+                                        out.push((format!("write_path_{name}_us_per_page"), cell(v)));
+                                    }
+                                }
+                            }
+                        }
+                        (_, v) => out.push((format!("write_path_{field}"), cell(&v))),
+                    }
+                }
+            }
+            ("write_path", Value::Null) => {}
             (_, v @ (Value::Array(_) | Value::Object(_))) => out.push((key, v.to_string())),
             (_, v) => out.push((key, cell(&v))),
         }
@@ -485,6 +505,33 @@ pub fn interval_line(label: &str, row: &flushwise_sim::IntervalRow) -> String {
 }
 
 /// The final summary of one run, for people.
+/// Where the page writers' time went (`write_path` of an engine run): how
+/// busy the batch writers were and each phase's share, µs per page.
+pub fn write_path_text(w: &WritePathFigures) -> String {
+    if w.batch_pages == 0 {
+        return format!(
+            "page writes: no batch writes; {} single-page flushes (mean {:.0} us)",
+            w.single_pages, w.single_page_us_mean
+        );
+    }
+    let phases: Vec<String> = w
+        .phase_us_per_page
+        .iter()
+        .filter(|(_, us)| *us >= 0.05)
+        .map(|(name, us)| format!("{name} {us:.1}"))
+        .collect();
+    format!(
+        "page writes: {} batches of {:.0} pages, writers busy {:.0}% of the window, {:.1} us/page ({}); {} single-page flushes (mean {:.0} us)",
+        w.batches,
+        w.batch_pages as f64 / w.batches.max(1) as f64,
+        100.0 * w.batch_busy_share,
+        w.batch_us_per_page,
+        phases.join(", "),
+        w.single_pages,
+        w.single_page_us_mean
+    )
+}
+
 pub fn engine_summary_text(r: &RunResult) -> String {
     let f = &r.figures;
     let mut text = String::new();
@@ -523,6 +570,9 @@ pub fn engine_summary_text(r: &RunResult) -> String {
     if let Some(n) = r.trace_records {
         kv.push(("trace records", n.to_string()));
     }
+    if let Some(w) = &r.write_path {
+        kv.push(("write path", write_path_text(w)));
+    }
     text.push_str(&key_value_text(&kv));
     if !r.latency.is_empty() {
         text.push('\n');
@@ -555,5 +605,39 @@ mod tests {
             .filter(|(_, v)| matches!(serde_json::from_str::<Value>(v), Ok(Value::Object(_))))
             .count();
         assert_eq!(json_cells, 0, "{cells:?}");
+    }
+
+    #[test]
+    fn an_engine_runs_write_path_becomes_columns_and_a_line() {
+        let w = WritePathFigures {
+            batches: 10,
+            batch_pages: 520,
+            batch_busy_share: 0.84,
+            batch_us_per_page: 91.0,
+            phase_us_per_page: vec![("in_place_write".into(), 57.3), ("complete".into(), 0.01)],
+            single_pages: 8,
+            single_page_us_mean: 1472.0,
+        };
+        let engine = RunResult {
+            write_path: Some(w.clone()),
+            ..RunResult::default()
+        };
+        let cells = flatten(&engine);
+        let get = |k: &str| cells.iter().find(|(c, _)| c == k).map(|(_, v)| v.as_str());
+        assert_eq!(get("write_path_batch_pages"), Some("520"));
+        assert_eq!(get("write_path_in_place_write_us_per_page"), Some("57.3"));
+        assert_eq!(get("write_path"), None, "no JSON cell: {cells:?}");
+        // The simulator has none: no column at all.
+        let sim = flatten(&RunResult::default());
+        assert!(!sim.iter().any(|(c, _)| c.starts_with("write_path")), "{sim:?}");
+        let line = write_path_text(&w);
+        assert!(
+            line.contains("10 batches of 52 pages") && line.contains("busy 84%"),
+            "{line}"
+        );
+        assert!(
+            line.contains("in_place_write 57.3") && !line.contains("complete"),
+            "{line}"
+        );
     }
 }

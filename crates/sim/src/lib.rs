@@ -30,6 +30,8 @@ pub mod workload;
 pub use config::{config_hash_of, CpuCosts, SimConfig, WorkloadSpec};
 pub use device::{pin_device, resolve_device};
 pub use live::{LatencyBuckets, LiveSample};
-pub use metrics::{FlushFigures, IntervalRow, LatencySummary, RunResult, TxnCounts, SHELL_ENGINE, SHELL_SIMULATOR};
+pub use metrics::{
+    FlushFigures, IntervalRow, LatencySummary, RunResult, TxnCounts, WritePathFigures, SHELL_ENGINE, SHELL_SIMULATOR,
+};
 pub use options::SimOptions;
 pub use simulation::Simulation;

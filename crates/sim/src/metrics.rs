@@ -328,6 +328,34 @@ pub struct RunResult {
     /// with it on; written only then, `crate::change_buffer`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub change_buffer: Option<crate::change_buffer::ChangeBufferSimStats>,
+    /// Where the page writers' time went over the measured window (engine
+    /// only: the simulator charges modelled device time, not phases).
+    pub write_path: Option<WritePathFigures>,
+}
+
+/// The engine's page-write path over a measured window: how busy the batch
+/// writers were and which phase held them (the engine's
+/// `storage::write_timing`). Per-page figures divide by the batches'
+/// pages.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct WritePathFigures {
+    /// Batches written (page-cleaner LRU batches and flush-list slices,
+    /// users' multi-page sync flushes).
+    pub batches: u64,
+    pub batch_pages: u64,
+    /// Wall time inside batch writes over the window's length: 0.89 means
+    /// a single cleaner was writing 89 % of the time (can exceed 1 when
+    /// several threads write batches).
+    pub batch_busy_share: f64,
+    /// Batch time per page written, µs (all phases).
+    pub batch_us_per_page: f64,
+    /// Per phase (`copy_images`, `wait_redo`, `doublewrite_lock_wait`,
+    /// `doublewrite_write`, `doublewrite_sync`, `in_place_write`,
+    /// `tablespace_sync`, `complete`), µs per batch page.
+    pub phase_us_per_page: Vec<(String, f64)>,
+    /// Users' single-page flushes and their mean time, µs.
+    pub single_pages: u64,
+    pub single_page_us_mean: f64,
 }
 
 #[cfg(test)]

@@ -1191,6 +1191,7 @@ impl Simulation {
             trace_records: None,
             partial,
             change_buffer: self.change_buffer.as_ref().map(SimChangeBuffer::stats),
+            write_path: None,
         }
     }
 

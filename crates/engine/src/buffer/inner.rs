@@ -42,7 +42,9 @@ use super::metrics::{MetricsSnapshot, PageIoCounts};
 use super::{redo_apply, BufferError, Result};
 use crate::page::{self, PageSize, PageType};
 use crate::redo::{Record, RedoLog};
-use crate::storage::{AlignedBuf, Doublewrite, EngineStorageError, Tablespace};
+use crate::storage::{
+    AlignedBuf, Doublewrite, EngineStorageError, Tablespace, WritePathClock, WritePathTimes, WritePhase,
+};
 use crate::trace_recorder::TraceRecorder;
 
 /// Wait between retries when no frame can be freed (InnoDB sleeps 10 ms
@@ -202,6 +204,9 @@ pub(crate) struct Inner {
     writes_in_flight_cv: Condvar,
     /// Reads and writes by page type (`MetricsSnapshot::page_io`).
     page_io: PageIoCounters,
+    /// Time per phase of the page-write path outside the doublewrite
+    /// buffer (`MetricsSnapshot::write_path`).
+    write_clock: WritePathClock,
 }
 
 /// [`PageIoCounts`] as atomics: bumped after each read or write returns.
@@ -294,6 +299,7 @@ impl Inner {
             writes_in_flight: Mutex::new(0),
             writes_in_flight_cv: Condvar::new(),
             page_io: PageIoCounters::default(),
+            write_clock: WritePathClock::default(),
             config,
         }))
     }
@@ -588,6 +594,7 @@ impl Inner {
             self.abandon(&orders);
             return Err(e);
         }
+        let started = Instant::now();
         let mut images: Vec<(WriteOrder, AlignedBuf)> = Vec::with_capacity(orders.len());
         let mut skipped: Vec<WriteOrder> = Vec::new();
         for order in orders {
@@ -609,8 +616,8 @@ impl Inner {
             return Ok(0);
         }
         let written: Vec<WriteOrder> = images.iter().map(|(o, _)| *o).collect();
-        match self.write_images(&images) {
-            Ok(()) => {
+        match self.write_images(&images, started) {
+            Ok(t) => {
                 for (_, image) in &images {
                     self.page_io.writes[PageIoCounters::class(image)].fetch_add(1, Ordering::Relaxed);
                 }
@@ -621,6 +628,12 @@ impl Inner {
                 drop(core);
                 self.io_cv.notify_all();
                 self.after_writes();
+                match t {
+                    Some(t) => {
+                        self.write_clock.lap(WritePhase::Complete, t);
+                    }
+                    None => self.write_clock.count_single_page(started),
+                }
                 Ok(written.len())
             }
             Err(e) => {
@@ -657,8 +670,19 @@ impl Inner {
         self.io_cv.notify_all();
     }
 
-    /// WAL, then the doublewrite batch or the in-place writes.
-    fn write_images(&self, images: &[(WriteOrder, AlignedBuf)]) -> Result<()> {
+    /// WAL, then the doublewrite batch or the in-place writes. `started`
+    /// is when the images' copy began; returns, for a batch, when its last
+    /// phase ended (its phases are on the write clocks), or `None` for a
+    /// single-page flush (timed whole by the caller).
+    fn write_images(&self, images: &[(WriteOrder, AlignedBuf)], started: Instant) -> Result<Option<Instant>> {
+        // A user's single-page flush takes a single-page doublewrite slot
+        // (5.6 `buf_dblwr_write_single_page`), not the batch lock.
+        let single_page = matches!(images, [(o, _)] if o.kind == WriteKind::SyncReplacement);
+        let clock = (!single_page).then_some(&self.write_clock);
+        let t = clock.map(|c| {
+            c.count_batch(images.len());
+            c.lap(WritePhase::CopyImages, started)
+        });
         let newest = images
             .iter()
             .map(|(o, img)| o.page_lsn.max(page::peek_lsn(img)))
@@ -667,18 +691,23 @@ impl Inner {
         if newest > self.redo.durable_lsn() {
             self.redo.wait_durable(newest)?;
         }
+        let t = clock.zip(t).map(|(c, t)| c.lap(WritePhase::WaitRedo, t));
         let mut batch = Vec::with_capacity(images.len());
         for (o, img) in images {
             batch.push((self.space(o.page.space)?.as_ref(), o.page.page_no, img));
         }
         *self.writes_in_flight.lock() += 1;
-        // A user's single-page flush takes a single-page doublewrite slot
-        // (5.6 `buf_dblwr_write_single_page`), not the batch lock.
-        let single_page = matches!(images, [(o, _)] if o.kind == WriteKind::SyncReplacement);
         let written = match &self.doublewrite {
             Some(dw) if single_page => dw.write_single_page(batch[0]),
+            // The doublewrite buffer times its own phases.
             Some(dw) => dw.write_batch(&batch),
-            None => crate::storage::tablespace::write_sealed_pages(&batch),
+            None => {
+                let written = crate::storage::tablespace::write_sealed_pages(&batch);
+                if let Some((c, t)) = clock.zip(t) {
+                    c.lap(WritePhase::InPlaceWrite, t);
+                }
+                written
+            }
         };
         {
             let mut n = self.writes_in_flight.lock();
@@ -688,7 +717,7 @@ impl Inner {
             }
         }
         written?;
-        Ok(())
+        Ok(t.map(|_| Instant::now()))
     }
 
     pub fn free_check(&self) -> Result<()> {
@@ -800,7 +829,17 @@ impl Inner {
             age,
             core.cleaner.parameters(),
             self.page_io.counts(),
+            self.write_times(),
         )
+    }
+
+    /// Cumulative time per phase of the page-write path.
+    pub fn write_times(&self) -> WritePathTimes {
+        let own = self.write_clock.times();
+        match &self.doublewrite {
+            Some(dw) => own.plus(&dw.write_times()),
+            None => own,
+        }
     }
 
     pub fn record_snapshot(&self) {

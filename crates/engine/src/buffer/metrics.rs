@@ -8,6 +8,8 @@
 
 use flushwise_core::{BufferPool, PoolCounters, TimeUs};
 
+use crate::storage::WritePathTimes;
+
 /// One snapshot. The master thread records one per second.
 #[allow(non_snake_case)]
 #[derive(Clone, Debug, PartialEq)]
@@ -46,6 +48,9 @@ pub struct MetricsSnapshot {
     /// Page reads and writes by page type (`004` Table 2's INDEX vs
     /// IBUF_INDEX, from our own counters instead of blktrace).
     pub page_io: PageIoCounts,
+    /// Time per phase of the page-write path (cumulative; see
+    /// [`crate::storage::write_timing`]).
+    pub write_path: WritePathTimes,
 }
 
 /// Page reads (misses) and writes (in place; a doublewrite copy is not
@@ -70,6 +75,7 @@ impl MetricsSnapshot {
         checkpoint_age_bytes: u64,
         parameters: Vec<(&'static str, f64)>,
         page_io: PageIoCounts,
+        write_path: WritePathTimes,
     ) -> Self {
         let c = *pool.counters();
         Self {
@@ -89,6 +95,7 @@ impl MetricsSnapshot {
             parameters,
             counters: c,
             page_io,
+            write_path,
         }
     }
 

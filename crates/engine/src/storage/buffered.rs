@@ -11,7 +11,7 @@
 use std::path::Path;
 
 use super::positional::{io_error, PositionalFile};
-use super::{Result, StorageBackend};
+use super::{BatchWrite, Result, StorageBackend};
 
 /// A file read and written through the page cache.
 pub struct BufferedFile {
@@ -42,6 +42,10 @@ impl StorageBackend for BufferedFile {
 
     fn write(&self, offset: u64, data: &[u8]) -> Result<()> {
         self.file.write(offset, data)
+    }
+
+    fn write_many(&self, writes: &[BatchWrite<'_>]) -> Result<()> {
+        self.file.write_many(writes)
     }
 
     fn set_len(&self, len: u64) -> Result<()> {

@@ -22,7 +22,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use super::{Result, StorageBackend, StorageError};
+use super::{BatchWrite, Result, StorageBackend, StorageError};
 
 /// A backend that refuses all work after its first failed mutation.
 pub struct Checked<B> {
@@ -97,6 +97,10 @@ impl<B: StorageBackend> StorageBackend for Checked<B> {
 
     fn write(&self, offset: u64, data: &[u8]) -> Result<()> {
         self.mutate(|b| b.write(offset, data))
+    }
+
+    fn write_many(&self, writes: &[BatchWrite<'_>]) -> Result<()> {
+        self.mutate(|b| b.write_many(writes))
     }
 
     fn set_len(&self, len: u64) -> Result<()> {

@@ -21,7 +21,7 @@ use std::path::Path;
 
 use super::aligned::{is_addr_aligned, is_aligned, AlignedBuf, ALIGNMENT};
 use super::positional::{io_error, PositionalFile};
-use super::{Result, StorageBackend, StorageError};
+use super::{BatchWrite, Result, StorageBackend, StorageError};
 
 /// A file read and written with `O_DIRECT`.
 pub struct DirectFile {
@@ -102,6 +102,25 @@ impl StorageBackend for DirectFile {
         }
         let bounce = AlignedBuf::copy_from(data);
         self.file.write(offset, &bounce)
+    }
+
+    fn write_many(&self, writes: &[BatchWrite<'_>]) -> Result<()> {
+        for (offset, data) in writes {
+            self.check_aligned(*offset, data.len())?;
+        }
+        if writes.iter().all(|(_, data)| is_addr_aligned(data)) {
+            return self.file.write_many(writes);
+        }
+        let bounces: Vec<Option<AlignedBuf>> = writes
+            .iter()
+            .map(|(_, data)| (!is_addr_aligned(data)).then(|| AlignedBuf::copy_from(data)))
+            .collect();
+        let aligned: Vec<BatchWrite<'_>> = writes
+            .iter()
+            .zip(&bounces)
+            .map(|((offset, data), bounce)| (*offset, bounce.as_deref().unwrap_or(data)))
+            .collect();
+        self.file.write_many(&aligned)
     }
 
     fn set_len(&self, len: u64) -> Result<()> {

@@ -53,11 +53,13 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Instant;
 
 use flushwise_core::{Lsn, PageId};
 use parking_lot::{Condvar, Mutex};
 
 use super::tablespace::{write_sealed_pages, EngineStorageError, Result, Tablespace};
+use super::write_timing::{WritePathClock, WritePathTimes, WritePhase};
 use super::{AlignedBuf, StorageBackend};
 use crate::page::{self, PageError, PageSize};
 
@@ -114,6 +116,9 @@ pub struct Doublewrite {
     /// writers wait for one (`s_event`).
     single_in_use: Mutex<Vec<bool>>,
     single_freed: Condvar,
+    /// Time of the batch phases this buffer runs (lock wait, copies'
+    /// write and fsync, in-place writes, tablespace fsyncs).
+    clock: WritePathClock,
 }
 
 impl Doublewrite {
@@ -149,11 +154,18 @@ impl Doublewrite {
             staging: Mutex::new(staging),
             single_in_use: Mutex::new(vec![false; single_slots as usize]),
             single_freed: Condvar::new(),
+            clock: WritePathClock::default(),
         })
     }
 
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Cumulative time of the batch phases run here (see
+    /// [`super::write_timing`]).
+    pub fn write_times(&self) -> WritePathTimes {
+        self.clock.times()
     }
 
     pub fn slots(&self) -> u32 {
@@ -241,7 +253,9 @@ impl Doublewrite {
 
     fn write_chunk(&self, chunk: &[BatchPage<'_>]) -> Result<()> {
         let size = self.page_size.bytes();
+        let t = Instant::now();
         let mut staging = self.staging.lock();
+        let t = self.clock.lap(WritePhase::DoublewriteLockWait, t);
         // (1) Verify every image and range before any I/O.
         self.verify(chunk)?;
         // (2) All copies in one sequential write, then fsync.
@@ -249,11 +263,14 @@ impl Doublewrite {
             staging[slot * size..(slot + 1) * size].copy_from_slice(buf);
         }
         self.backend.write(0, &staging[..chunk.len() * size])?;
+        let t = self.clock.lap(WritePhase::DoublewriteWrite, t);
         self.backend.sync_data()?;
+        let t = self.clock.lap(WritePhase::DoublewriteSync, t);
         // (3) In place, all in flight at once as 5.6.15 posts them (see
         // `IN_PLACE_WRITE_DEPTH`), then fsync each tablespace once, before
         // the lock (and with it the slots) is released.
         write_sealed_pages(chunk)?;
+        let t = self.clock.lap(WritePhase::InPlaceWrite, t);
         let mut synced: Vec<&Tablespace> = Vec::new();
         for (ts, _, _) in chunk {
             if !synced.iter().any(|s| std::ptr::eq(*s, *ts)) {
@@ -261,6 +278,7 @@ impl Doublewrite {
                 synced.push(ts);
             }
         }
+        self.clock.lap(WritePhase::TablespaceSync, t);
         Ok(())
     }
 

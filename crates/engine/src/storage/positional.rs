@@ -25,6 +25,7 @@ use std::path::{Path, PathBuf};
 
 use parking_lot::RwLock;
 
+use super::batch_io::{self, BatchWrite};
 use super::{Result, StorageError};
 
 pub(crate) struct PositionalFile {
@@ -95,6 +96,26 @@ impl PositionalFile {
 
     pub(crate) fn write(&self, offset: u64, data: &[u8]) -> Result<()> {
         self.with_file("write", offset, data.len(), |f| f.write_all_at(data, offset))
+    }
+
+    /// Writes a batch, all in flight at once through io_uring where the
+    /// kernel offers it ([`super::batch_io`]), else from threads.
+    pub(crate) fn write_many(&self, writes: &[BatchWrite<'_>]) -> Result<()> {
+        let guard = self.file.read();
+        let Some(file) = guard.as_ref() else {
+            return Err(StorageError::Closed {
+                path: self.path.clone(),
+            });
+        };
+        match batch_io::write_uring(file, writes) {
+            Some(Ok(())) => Ok(()),
+            Some(Err((i, e))) => Err(io_error(&self.path, "write", writes[i].0, writes[i].1.len(), e)),
+            None => batch_io::write_threaded(writes.len(), |i| {
+                let (offset, data) = writes[i];
+                file.write_all_at(data, offset)
+                    .map_err(|e| io_error(&self.path, "write", offset, data.len(), e))
+            }),
+        }
     }
 
     pub(crate) fn set_len(&self, len: u64) -> Result<()> {
