@@ -129,6 +129,9 @@ pub struct RecoveryPhases {
     pub doublewrite: Duration,
     /// Step 3: every data page read and checked (when enabled).
     pub verify: Duration,
+    /// Step 4: the buffer pool's frames allocated and its threads started
+    /// (a fixed cost that grows with the pool, not with the redo).
+    pub pool_open: Duration,
     /// Step 4: the pages the redo names read ahead.
     pub redo_page_reads: Duration,
     /// Step 4: redo applied (with the reads of pages past the read-ahead).
@@ -214,11 +217,12 @@ impl fmt::Display for RecoveryReport {
         let ms = |d: Duration| d.as_secs_f64() * 1e3;
         write!(
             f,
-            " (open {:.1}, log scan {:.1}, doublewrite {:.1}, verify {:.1}, redo read-ahead {:.1}, redo apply {:.1}, free-page scan {:.1}, catalog {:.1}, undo {:.1}, checkpoint {:.1} ms)",
+            " (open {:.1}, log scan {:.1}, doublewrite {:.1}, verify {:.1}, pool open {:.1}, redo read-ahead {:.1}, redo apply {:.1}, free-page scan {:.1}, catalog {:.1}, undo {:.1}, checkpoint {:.1} ms)",
             ms(p.open),
             ms(p.log_scan),
             ms(p.doublewrite),
             ms(p.verify),
+            ms(p.pool_open),
             ms(p.redo_page_reads),
             ms(p.redo_apply),
             ms(p.free_page_scan),
@@ -599,6 +603,7 @@ pub(crate) fn open_database(dir: &Path, mut options: DbOptions, create: bool) ->
     let mut spaces = vec![Arc::clone(&ts)];
     spaces.extend(cb_ts.iter().cloned());
     let shell = BufferPoolShell::open_with_floor(shell_config, Arc::clone(&redo), dw, spaces, Some(floor))?;
+    report.phases.pool_open = lap();
     let mut losers: BTreeMap<TxnId, Vec<UndoEntry>> = BTreeMap::new();
     // Start LSN of each transaction's first record (its TxnBegin opens a
     // group, so this is a group boundary).
