@@ -678,10 +678,10 @@ impl Inner {
         // A user's single-page flush takes a single-page doublewrite slot
         // (5.6 `buf_dblwr_write_single_page`), not the batch lock.
         let single_page = matches!(images, [(o, _)] if o.kind == WriteKind::SyncReplacement);
-        let clock = (!single_page).then_some(&self.write_clock);
-        let t = clock.map(|c| {
-            c.count_batch(images.len());
-            c.lap(WritePhase::CopyImages, started)
+        // Batch phases only (`None` for a single page).
+        let t = (!single_page).then(|| {
+            self.write_clock.count_batch(images.len());
+            self.write_clock.lap(WritePhase::CopyImages, started)
         });
         let newest = images
             .iter()
@@ -691,7 +691,7 @@ impl Inner {
         if newest > self.redo.durable_lsn() {
             self.redo.wait_durable(newest)?;
         }
-        let t = clock.zip(t).map(|(c, t)| c.lap(WritePhase::WaitRedo, t));
+        let t = t.map(|t| self.write_clock.lap(WritePhase::WaitRedo, t));
         let mut batch = Vec::with_capacity(images.len());
         for (o, img) in images {
             batch.push((self.space(o.page.space)?.as_ref(), o.page.page_no, img));
@@ -703,8 +703,8 @@ impl Inner {
             Some(dw) => dw.write_batch(&batch),
             None => {
                 let written = crate::storage::tablespace::write_sealed_pages(&batch);
-                if let Some((c, t)) = clock.zip(t) {
-                    c.lap(WritePhase::InPlaceWrite, t);
+                if let Some(t) = t {
+                    self.write_clock.lap(WritePhase::InPlaceWrite, t);
                 }
                 written
             }

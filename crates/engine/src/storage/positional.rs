@@ -101,6 +101,10 @@ impl PositionalFile {
     /// Writes a batch, all in flight at once through io_uring where the
     /// kernel offers it ([`super::batch_io`]), else from threads.
     pub(crate) fn write_many(&self, writes: &[BatchWrite<'_>]) -> Result<()> {
+        // One write (a user's single-page flush) needs no ring.
+        if let [(offset, data)] = writes {
+            return self.write(*offset, data);
+        }
         let guard = self.file.read();
         let Some(file) = guard.as_ref() else {
             return Err(StorageError::Closed {
