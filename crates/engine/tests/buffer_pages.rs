@@ -190,3 +190,40 @@ fn corrupt_page_read_returns_error_naming_file_and_page() {
     drop(store);
     db.close();
 }
+
+/// A user that needs a frame while every frame is latched gets "buffer
+/// pool too small" once its bounded waits (no page write in flight or
+/// completed) run out, not a hang; the pool serves again once the latches
+/// go.
+#[test]
+fn every_frame_latched_gives_pool_too_small_then_recovers() {
+    let dir = tempfile::tempdir().unwrap();
+    let frames = 16;
+    let config = flushwise_engine::buffer::ShellConfig {
+        no_frame_waits_max: 50,
+        ..shell_config(frames, "mysql56")
+    };
+    let db = open_db(dir.path(), true, config, REDO_BYTES, true, None);
+    let store = db.shell.store(1).unwrap();
+    let pages = allocate_filled(&store, 40);
+    let held: Vec<_> = pages[..frames as usize]
+        .iter()
+        .map(|&p| store.latch(p, Latch::Shared).unwrap())
+        .collect();
+    let err = store
+        .latch(pages[30], Latch::Shared)
+        .err()
+        .expect("no frame can be freed while all are latched");
+    let msg = err.to_string();
+    assert!(
+        msg.contains("buffer pool too small") && msg.contains("16 frames"),
+        "{msg}"
+    );
+    drop(held);
+    assert_eq!(
+        read_payload(&store, pages[30]),
+        pattern(pages[30], 0, read_payload(&store, pages[30]).len())
+    );
+    drop(store);
+    db.close();
+}

@@ -83,7 +83,7 @@ pub enum BufferError {
     #[error(transparent)]
     Redo(#[from] RedoError),
     #[error(
-        "buffer pool too small: every frame is fixed ({frames} frames; gave up after {waits} waits for a free frame)"
+        "buffer pool too small: no frame came free in {waits} waits of 1 ms with no page write in flight or completed ({frames} frames, all fixed or none the page cleaner can free)"
     )]
     PoolTooSmall { frames: u32, waits: u32 },
     #[error("the buffer pool refuses further writes: an earlier page write or fsync failed ({first_error}); close and re-open the database")]
