@@ -125,6 +125,9 @@ pub struct CompareOutcomes {
     pub data_bytes: u64,
     pub page_bytes: u64,
     pub results_dir: std::path::PathBuf,
+    /// The policy whose run failed, and why: the runs after it were not
+    /// made; the ones before it are in `outcomes` and the results files.
+    pub failure: Option<String>,
 }
 
 pub fn command(args: &EngineCompareArgs) -> Result<(), String> {
@@ -137,6 +140,7 @@ pub fn command(args: &EngineCompareArgs) -> Result<(), String> {
         data_bytes,
         page_bytes,
         results_dir,
+        failure,
     } = run_policies(args, live.as_ref())?;
     let text = match args.engine.output {
         OutputFormat::Table => compare_table(&outcomes),
@@ -169,6 +173,9 @@ pub fn command(args: &EngineCompareArgs) -> Result<(), String> {
     if let Some(l) = live {
         let _ = std::io::Write::flush(&mut std::io::stdout());
         l.finish();
+    }
+    if let Some(failure) = failure {
+        return Err(failure);
     }
     if let Some(failed) = outcomes.iter().find_map(|o| o.check.as_ref().err()) {
         return Err(failed.clone());
@@ -233,6 +240,7 @@ pub fn run_policies(args: &EngineCompareArgs, live: Option<&crate::live::Live>) 
         }
     };
     let mut outcomes = Vec::new();
+    let mut failure = None;
     for policy in &args.policies.0 {
         let name = &policy.to_string();
         {
@@ -265,11 +273,28 @@ pub fn run_policies(args: &EngineCompareArgs, live: Option<&crate::live::Live>) 
             ),
         );
         let label = format!("{name:>12} ");
-        let out = engine_run::run(spec, name, |row| {
+        let run = engine_run::run(spec, name, |row| {
             if args.engine.output == OutputFormat::Table {
                 println!("{}", output::interval_line(&label, row));
             }
-        })?;
+        });
+        let out = match run {
+            Ok(out) => out,
+            Err(e) => {
+                // Keep what the policies before this one measured: a
+                // failure at the fifth of six policies must not cost the
+                // four finished runs.
+                say(
+                    args,
+                    format!(
+                        "{name}: failed: {e}; the remaining policies are not run, the {} finished are kept",
+                        outcomes.len()
+                    ),
+                );
+                failure = Some(format!("{name}: {e}"));
+                break;
+            }
+        };
         say(
             args,
             warmup_text(name, &out.result, steady_warmup_min.is_some(), run_config.warmup),
@@ -299,5 +324,6 @@ pub fn run_policies(args: &EngineCompareArgs, live: Option<&crate::live::Live>) 
         data_bytes,
         page_bytes: u64::from(manifest.page_size_bytes),
         results_dir,
+        failure,
     })
 }

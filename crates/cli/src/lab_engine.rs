@@ -128,6 +128,9 @@ pub fn run(entries: &[&'static Entry], request: &LabRequest, dir: &Path) -> Resu
                     continue;
                 }
             };
+            if let Some(failure) = &done.failure {
+                notes.push(format!("{} {}: {failure}", study.name, run.series));
+            }
             runs_done += 1;
             let Some(outcome) = done.outcomes.first() else {
                 notes.push(format!("{} {}: no outcome", study.name, run.series));
