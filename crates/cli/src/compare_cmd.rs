@@ -243,12 +243,26 @@ pub fn run_policies(args: &EngineCompareArgs, live: Option<&crate::live::Live>) 
     let mut failure = None;
     for policy in &args.policies.0 {
         let name = &policy.to_string();
-        {
+        let prepared = (|| {
             // The base must not change while it is copied.
             let (_base_lock, _) = database::open_prepared(&base.dir, base.redo_dir.as_deref())?;
             database::copy_with_redo(&base.dir, base.redo_dir.as_deref(), &copy.dir, copy.redo_dir.as_deref())?;
-        }
-        let options = engine_opts::run_options(&copy, &args.engine, policy, &manifest)?;
+            engine_opts::run_options(&copy, &args.engine, policy, &manifest)
+        })();
+        let options = match prepared {
+            Ok(options) => options,
+            Err(e) => {
+                say(
+                    args,
+                    format!(
+                        "{name}: could not start: {e}; the remaining policies are not run, the {} finished are kept",
+                        outcomes.len()
+                    ),
+                );
+                failure = Some(format!("{name}: {e}"));
+                break;
+            }
+        };
         let spec = EngineRunSpec {
             dir: &copy.dir,
             options,
