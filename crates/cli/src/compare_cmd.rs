@@ -183,6 +183,24 @@ pub fn command(args: &EngineCompareArgs) -> Result<(), String> {
     Ok(())
 }
 
+/// A policy of the sequence could not start or failed: says so, and
+/// returns the error `compare` exits with. The policies before it are kept
+/// (a failure at the fifth of six must not cost the four finished runs);
+/// the ones after it are not run.
+fn stop_sequence(
+    args: &EngineCompareArgs,
+    name: &str,
+    what: &str,
+    error: &dyn std::fmt::Display,
+    kept: usize,
+) -> String {
+    say(
+        args,
+        format!("{name}: {what}: {error}; the remaining policies are not run, the {kept} finished are kept"),
+    );
+    format!("{name}: {error}")
+}
+
 /// Prepares (or reuses) the base database, then for each policy copies it,
 /// runs it and checks the copy; writes the results directory. `args` must
 /// already carry the preset's values (`command` does that; the lab sets
@@ -252,14 +270,7 @@ pub fn run_policies(args: &EngineCompareArgs, live: Option<&crate::live::Live>) 
         let options = match prepared {
             Ok(options) => options,
             Err(e) => {
-                say(
-                    args,
-                    format!(
-                        "{name}: could not start: {e}; the remaining policies are not run, the {} finished are kept",
-                        outcomes.len()
-                    ),
-                );
-                failure = Some(format!("{name}: {e}"));
+                failure = Some(stop_sequence(args, name, "could not start", &e, outcomes.len()));
                 break;
             }
         };
@@ -295,17 +306,7 @@ pub fn run_policies(args: &EngineCompareArgs, live: Option<&crate::live::Live>) 
         let out = match run {
             Ok(out) => out,
             Err(e) => {
-                // Keep what the policies before this one measured: a
-                // failure at the fifth of six policies must not cost the
-                // four finished runs.
-                say(
-                    args,
-                    format!(
-                        "{name}: failed: {e}; the remaining policies are not run, the {} finished are kept",
-                        outcomes.len()
-                    ),
-                );
-                failure = Some(format!("{name}: {e}"));
+                failure = Some(stop_sequence(args, name, "failed", &e, outcomes.len()));
                 break;
             }
         };
