@@ -209,6 +209,13 @@ fn stop_sequence(
 pub fn run_policies(args: &EngineCompareArgs, live: Option<&crate::live::Live>) -> Result<CompareOutcomes, String> {
     let warehouses = args.warehouses.unwrap_or(args.preset.warehouses);
     let (run_config, steady_warmup_min) = tpcc_cmd::run_config(&args.engine)?;
+    // A policy the flags do not fit (`--max-recovery-time` with one that
+    // does not bound recovery) is refused before the first run, not when
+    // its turn comes after an hour of others.
+    let settings = args.engine.settings();
+    for policy in &args.policies.0 {
+        flushwise_lab::engine_options::with_recovery_bound(&settings, policy)?;
+    }
     let (base, manifest) = prepared_base(args, warehouses)?;
     let copy = location("run", args);
     let run_redo = match &args.engine.redo {

@@ -182,6 +182,15 @@ fn prepare_run_with_trace_check_and_export_on_one_warehouse() {
             && t["cpu_us_mean"].as_f64().unwrap() > 0.0),
         "{costs}"
     );
+    // And the time each type spent blocked on key locks (the replay models
+    // no lock and holds its transactions up that long): measured for every
+    // type that ran, zero or more.
+    assert!(
+        types
+            .iter()
+            .all(|t| t["lock_wait_us_mean"].as_f64().is_some_and(|w| w >= 0.0)),
+        "{costs}"
+    );
     let charged = replay(&["--cpu-costs", &costs_path, "--cpu-cores", "2"]);
     assert!(charged["transactions"].as_u64().unwrap() > 0, "{charged}");
     assert_ne!(
@@ -393,6 +402,19 @@ fn bad_input_gets_one_line_naming_the_problem() {
             "--page-size 3000",
         ),
         (vec!["tpcc", "prepare", "--dir", m, "--io", "mmap"], "--io"),
+        // Refused before anything is prepared or run, not at mysql56's turn.
+        (
+            vec![
+                "compare",
+                "--dir",
+                m,
+                "--policies",
+                "flushwise,mysql56",
+                "--max-recovery-time",
+                "5s",
+            ],
+            "policy 'mysql56' does not bound recovery time",
+        ),
     ];
     for (args, expected) in cases {
         let o = flushwise(&args);
@@ -401,6 +423,7 @@ fn bad_input_gets_one_line_naming_the_problem() {
         assert!(err.starts_with("error: ") && err.contains(expected), "{args:?}: {err}");
         assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
     }
+    assert!(!missing.exists(), "a refused command created {}", missing.display());
     // Engine flags are checked against a prepared database.
     let dir = root.path().join("db");
     prepare(&dir);
