@@ -26,7 +26,7 @@ use std::time::{Duration, Instant};
 
 use flushwise_core::{Decision, PoolCounters, RedoMargins};
 use flushwise_engine::buffer::MetricsSnapshot;
-use flushwise_engine::db::{Database, DbOptions};
+use flushwise_engine::db::{thread_lock_wait_ns, Database, DbOptions};
 use flushwise_engine::storage::{WritePathTimes, WritePhase};
 use flushwise_engine::trace_recorder::{self, TraceRecorder};
 use flushwise_sim::config::{MeasuredCpuCosts, MeasuredTxnCpu};
@@ -183,6 +183,8 @@ fn process_cpu_ns() -> u64 {
 thread_local! {
     /// Thread CPU time at the current attempt's begin.
     static ATTEMPT_CPU_START_NS: Cell<u64> = const { Cell::new(0) };
+    /// The thread's time blocked on key locks at the current attempt's begin.
+    static ATTEMPT_LOCK_WAIT_START_NS: Cell<u64> = const { Cell::new(0) };
 }
 
 /// User threads' CPU per transaction type over the measured window (what
@@ -191,6 +193,9 @@ thread_local! {
 struct CpuTally {
     measuring: Arc<AtomicBool>,
     ns: [AtomicU64; 5],
+    /// Time blocked on key locks, per type, ns (not CPU: the replay
+    /// charges it as a wait, issue #18).
+    lock_wait_ns: [AtomicU64; 5],
     attempts: [AtomicU64; 5],
     /// The process's CPU when the first attempt of the measured window
     /// began (0: not yet), ns.
@@ -219,6 +224,9 @@ impl CpuTally {
                         txn_type: flushwise_sim::live::TXN_TYPES[trace_type(*kind).slot()].to_string(),
                         attempts,
                         cpu_us_mean: self.ns[i].load(Ordering::Relaxed) as f64 / 1e3 / attempts as f64,
+                        lock_wait_us_mean: Some(
+                            self.lock_wait_ns[i].load(Ordering::Relaxed) as f64 / 1e3 / attempts as f64,
+                        ),
                     })
                 })
                 .collect(),
@@ -253,6 +261,7 @@ impl TxnObserver for RunObserver {
         }
         if let Some(cpu) = &self.cpu {
             ATTEMPT_CPU_START_NS.with(|c| c.set(thread_cpu_ns()));
+            ATTEMPT_LOCK_WAIT_START_NS.with(|c| c.set(thread_lock_wait_ns()));
             if cpu.measuring.load(Ordering::Relaxed) && cpu.process_start_ns.load(Ordering::Relaxed) == 0 {
                 let _ = cpu.process_start_ns.compare_exchange(
                     0,
@@ -266,8 +275,10 @@ impl TxnObserver for RunObserver {
     fn txn_end(&self, terminal: u32, kind: TxnKind, committed: bool) {
         if let Some(cpu) = self.cpu.as_ref().filter(|c| c.measuring.load(Ordering::Relaxed)) {
             let spent = thread_cpu_ns().saturating_sub(ATTEMPT_CPU_START_NS.with(Cell::get));
+            let locked = thread_lock_wait_ns().saturating_sub(ATTEMPT_LOCK_WAIT_START_NS.with(Cell::get));
             if let Some(i) = TxnKind::ALL.iter().position(|k| *k == kind) {
                 cpu.ns[i].fetch_add(spent, Ordering::Relaxed);
+                cpu.lock_wait_ns[i].fetch_add(locked, Ordering::Relaxed);
                 cpu.attempts[i].fetch_add(1, Ordering::Relaxed);
             }
         }

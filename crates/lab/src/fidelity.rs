@@ -133,6 +133,10 @@ pub struct FidelityRun {
     pub repeat: u32,
     pub engine: RunResult,
     pub replay: RunResult,
+    /// The engine's time blocked on key locks per transaction attempt
+    /// (`TRACE.cpu.json`), µs: what the replay holds its transactions up,
+    /// as it models no lock.
+    pub engine_lock_wait_us_per_txn: f64,
 }
 
 pub struct FidelityReport {
@@ -411,12 +415,15 @@ pub fn run(
                     policy: policy_text.clone(),
                     ..SimOptions::default()
                 };
+                let measured =
+                    flushwise_sim::options::read_measured_cpu_costs(&crate::engine_run::cpu_costs_path(&trace))?;
+                let lock_wait_us_per_txn = measured.lock_wait_us_per_attempt();
                 let config = options.to_config_with(policy.clone())?;
                 let replay = crate::sim_runner::run_one(config, None)?.result;
                 // Traces are large; the CPU costs beside them stay.
                 std::fs::remove_file(&trace).map_err(|e| format!("{}: cannot remove: {e}", trace.display()))?;
                 progress(&format!(
-                    "  NOPM {:.0} / {:.0}, sync writes {:.1} / {:.1} %, dirty {:.1} / {:.1} % (engine / replay){}",
+                    "  NOPM {:.0} / {:.0}, sync writes {:.1} / {:.1} %, dirty {:.1} / {:.1} % (engine / replay), engine lock waits {lock_wait_us_per_txn:.0} us per txn{}",
                     engine.figures.nopm,
                     replay.figures.nopm,
                     engine.figures.sync_write_pct,
@@ -438,6 +445,7 @@ pub fn run(
                     repeat,
                     engine,
                     replay,
+                    engine_lock_wait_us_per_txn: lock_wait_us_per_txn,
                 });
             }
         }
@@ -477,6 +485,10 @@ fn runs_csv_text(runs: &[FidelityRun], seed: u64, device: &str) -> String {
             // A replay faster than its recording runs out of trace before
             // the window ends; its figures cover these seconds.
             ("replay_measured_s".into(), format!("{:.1}", r.replay.measured_seconds)),
+            (
+                "engine_lock_wait_us_per_txn".into(),
+                format!("{:.1}", r.engine_lock_wait_us_per_txn),
+            ),
             ("seed".into(), seed.to_string()),
             ("engine_seed".into(), r.engine.seed.to_string()),
             ("replay_seed".into(), r.replay.seed.to_string()),
@@ -680,6 +692,7 @@ mod tests {
             repeat,
             engine,
             replay,
+            engine_lock_wait_us_per_txn: 0.0,
         };
         let runs = vec![
             // mysql56: engine 8,000 and 12,000 (mean 10,000), replay 5,000: NOPM fails.

@@ -123,6 +123,12 @@ pub struct CpuCosts {
     /// holds no agent up, as those threads share the cores with the users.
     /// 0 = none (the model before it was measured).
     pub background_us_per_txn: u32,
+    /// Time an engine run's transactions of each type spent blocked on key
+    /// locks, per attempt ([`TxnType::slot`] order), µs: the simulator
+    /// models no lock, so a replay holds each transaction up this long at
+    /// its start, on no core and holding no page (issue #18). `None`: no
+    /// wait (the model before it was measured).
+    pub lock_wait_us_by_type: Option<[u32; TxnType::SLOTS]>,
 }
 
 impl Default for CpuCosts {
@@ -133,6 +139,7 @@ impl Default for CpuCosts {
             txn_us: 2_500,
             txn_us_by_type: None,
             background_us_per_txn: 0,
+            lock_wait_us_by_type: None,
         }
     }
 }
@@ -151,6 +158,9 @@ impl std::fmt::Debug for CpuCosts {
         if self.background_us_per_txn > 0 {
             d.field("background_us_per_txn", &self.background_us_per_txn);
         }
+        if let Some(by_type) = &self.lock_wait_us_by_type {
+            d.field("lock_wait_us_by_type", by_type);
+        }
         d.finish()
     }
 }
@@ -162,7 +172,8 @@ impl std::fmt::Debug for CpuCosts {
 /// (`CLOCK_THREAD_CPUTIME_ID`) from a transaction's begin to its end, over
 /// the measured window, every attempt counted (a retry pays again); it
 /// includes the page fixes and the system time of the thread's own I/O
-/// calls, and excludes every wait (I/O, locks, the log).
+/// calls, and excludes every wait (I/O, locks, the log). The time blocked
+/// on key locks is measured beside it (`lock_wait_us_mean`).
 #[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct MeasuredCpuCosts {
@@ -189,10 +200,31 @@ pub struct MeasuredTxnCpu {
     pub txn_type: String,
     pub attempts: u64,
     pub cpu_us_mean: f64,
+    /// Time blocked on key locks per attempt (wall time from a blocked
+    /// request to its answer), µs. Absent in files written before it was
+    /// measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lock_wait_us_mean: Option<f64>,
 }
 
 impl MeasuredCpuCosts {
     pub const KIND: &'static str = "engine-cpu-costs";
+
+    /// Time blocked on key locks per attempt over every type, µs (0 when
+    /// the file has none).
+    pub fn lock_wait_us_per_attempt(&self) -> f64 {
+        let attempts: u64 = self.txn_types.iter().map(|t| t.attempts).sum();
+        let waited: f64 = self
+            .txn_types
+            .iter()
+            .map(|t| t.lock_wait_us_mean.unwrap_or(0.0) * t.attempts as f64)
+            .sum();
+        if attempts == 0 {
+            0.0
+        } else {
+            waited / attempts as f64
+        }
+    }
 
     /// The simulator's costs: each type its measured mean (fixes included,
     /// so `fix_us` and `unfix_us` are 0); a type that did not run costs
@@ -202,6 +234,8 @@ impl MeasuredCpuCosts {
             return Err(format!("`kind` is {:?}, expected {:?}", self.kind, Self::KIND));
         }
         let mut by_type = [None; TxnType::SLOTS];
+        let mut lock_wait_by_type = [0u32; TxnType::SLOTS];
+        let mut lock_waits_measured = false;
         let (mut sum, mut attempts) = (0.0, 0u64);
         for t in &self.txn_types {
             let slot = crate::live::TXN_TYPES
@@ -218,6 +252,13 @@ impl MeasuredCpuCosts {
                 return Err(format!("{}: `cpu_us_mean` must be finite and >= 0", t.txn_type));
             }
             by_type[slot] = Some(t.cpu_us_mean.round() as u32);
+            if let Some(wait) = t.lock_wait_us_mean {
+                if !(wait.is_finite() && wait >= 0.0) {
+                    return Err(format!("{}: `lock_wait_us_mean` must be finite and >= 0", t.txn_type));
+                }
+                lock_wait_by_type[slot] = wait.round() as u32;
+                lock_waits_measured = true;
+            }
             sum += t.cpu_us_mean * t.attempts as f64;
             attempts += t.attempts;
         }
@@ -236,6 +277,7 @@ impl MeasuredCpuCosts {
             txn_us: mean,
             txn_us_by_type: Some(by_type.map(|c| c.unwrap_or(mean))),
             background_us_per_txn: background,
+            lock_wait_us_by_type: lock_waits_measured.then_some(lock_wait_by_type),
         })
     }
 }
@@ -244,6 +286,12 @@ impl CpuCosts {
     /// The CPU charged at the start of a transaction of `txn_type`.
     pub fn txn_us_of(&self, txn_type: TxnType) -> u32 {
         self.txn_us_by_type.map_or(self.txn_us, |by| by[txn_type.slot()])
+    }
+
+    /// The lock wait a transaction of `txn_type` is held up at its start
+    /// (0 when none was measured, or for a type that did not run).
+    pub fn lock_wait_us_of(&self, txn_type: TxnType) -> u32 {
+        self.lock_wait_us_by_type.map_or(0, |by| by[txn_type.slot()])
     }
 }
 
@@ -257,6 +305,7 @@ impl CpuCosts {
             txn_us: 0,
             txn_us_by_type: None,
             background_us_per_txn: 0,
+            lock_wait_us_by_type: None,
         }
     }
 }
@@ -491,6 +540,7 @@ mod tests {
             txn_type: name.into(),
             attempts,
             cpu_us_mean,
+            lock_wait_us_mean: None,
         };
         let measured = MeasuredCpuCosts {
             background_cpu_us_per_txn: None,
@@ -519,6 +569,22 @@ mod tests {
             ..measured.clone()
         };
         assert_eq!(with_background.to_costs().unwrap().background_us_per_txn, 413);
+        assert_eq!(costs.lock_wait_us_of(TxnType::NewOrder), 0, "no lock wait measured");
+        let mut with_waits = measured.clone();
+        with_waits.txn_types[0].lock_wait_us_mean = Some(250.4);
+        let waits = with_waits.to_costs().unwrap();
+        assert_eq!(waits.lock_wait_us_of(TxnType::NewOrder), 250);
+        assert!((with_waits.lock_wait_us_per_attempt() - 250.4 * 300.0 / 400.0).abs() < 1e-9);
+        assert_eq!(measured.lock_wait_us_per_attempt(), 0.0);
+        assert_eq!(waits.lock_wait_us_of(TxnType::StockLevel), 0, "measured, none");
+        assert_eq!(waits.lock_wait_us_of(TxnType::Payment), 0, "did not run: no wait");
+        assert!(format!("{waits:?}").contains("lock_wait_us_by_type"));
+        assert!(
+            !format!("{costs:?}").contains("lock_wait"),
+            "old files keep their hashes"
+        );
+        with_waits.txn_types[0].lock_wait_us_mean = Some(f64::NAN);
+        assert!(with_waits.to_costs().unwrap_err().contains("lock_wait_us_mean"));
         let negative = MeasuredCpuCosts {
             background_cpu_us_per_txn: Some(-1.0),
             ..measured.clone()

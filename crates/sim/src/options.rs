@@ -243,10 +243,17 @@ impl SimOptions {
 
 /// Reads an engine run's measured CPU costs; errors name the flag and file.
 fn read_cpu_costs(path: &std::path::Path) -> Result<CpuCosts, String> {
+    read_measured_cpu_costs(path)?
+        .to_costs()
+        .map_err(|e| format!("--cpu-costs {}: {e}", path.display()))
+}
+
+/// The file an engine run wrote beside its trace (`TRACE.cpu.json`), as
+/// written; errors name the flag and file.
+pub fn read_measured_cpu_costs(path: &std::path::Path) -> Result<crate::config::MeasuredCpuCosts, String> {
     let bad = |e: String| format!("--cpu-costs {}: {e}", path.display());
     let text = std::fs::read_to_string(path).map_err(|e| bad(format!("cannot read it: {e}")))?;
-    let measured: crate::config::MeasuredCpuCosts = serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
-    measured.to_costs().map_err(bad)
+    serde_json::from_str(&text).map_err(|e| bad(e.to_string()))
 }
 
 #[cfg(test)]

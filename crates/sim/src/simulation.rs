@@ -19,7 +19,10 @@
 //! - an agent's buffer hits are applied when its CPU burst starts, and the
 //!   burst's time is spent before its next blocking operation (a miss, a
 //!   synchronous write, a commit), which happens at the right virtual time;
-//! - page latches and row locks are not modelled (no lock waits);
+//! - page latches and row locks are not modelled; a replay given an
+//!   engine run's measured key-lock waits (`CpuCosts::lock_wait_us_by_type`)
+//!   holds each transaction up that long at its start, whatever the
+//!   contention of the replayed run would have been;
 //! - the WAL rule before a page write is assumed satisfied (commits make the
 //!   log durable far more often than pages are written);
 //! - with doublewrite on, each write batch first goes sequentially to the
@@ -663,11 +666,17 @@ impl Simulation {
 
     /// Spends `cpu_us` of the agent's CPU, then lets it continue.
     fn spend_cpu(&mut self, agent: u32, now: TimeUs, cpu_us: u64) {
+        self.spend_cpu_then_wait(agent, now, cpu_us, 0);
+    }
+
+    /// Spends `cpu_us` of the agent's CPU, then holds it up `wait_us` more
+    /// on no core, then lets it continue.
+    fn spend_cpu_then_wait(&mut self, agent: u32, now: TimeUs, cpu_us: u64, wait_us: u64) {
         let at = match &mut self.cpu {
             Some(cpu) => cpu.run(now, cpu_us),
             None => now + cpu_us,
         };
-        self.queue.schedule(at, Event::AgentRun(agent));
+        self.queue.schedule(at + wait_us, Event::AgentRun(agent));
     }
 
     /// Runs agent `a` from its current record until it blocks.
@@ -703,6 +712,14 @@ impl Simulation {
                     ag.txn_start_us = now + cpu;
                     ag.pos += 1;
                     cpu += u64::from(costs.txn_us_of(txn_type));
+                    let lock_wait_us = u64::from(costs.lock_wait_us_of(txn_type));
+                    if lock_wait_us > 0 {
+                        // The engine's measured key-lock waits (no lock is
+                        // modelled): after the transaction's CPU, on no
+                        // core, holding no page.
+                        self.spend_cpu_then_wait(a, now, cpu, lock_wait_us);
+                        return Ok(());
+                    }
                 }
                 TraceEvent::Fix { page, latch } => {
                     // Only runs with a change buffer pay for it (a fix is

@@ -320,3 +320,35 @@ fn background_cpu_per_transaction_slows_a_cpu_bound_run() {
         none.transactions
     );
 }
+
+/// An engine run's measured key-lock waits hold each transaction up on no
+/// core: one connection runs slower by about the wait, while connections
+/// that keep the only core busy lose little (others run while one waits).
+#[test]
+fn lock_waits_hold_a_transaction_up_without_taking_a_core() {
+    let cfg = |connections, wait_us| SimConfig {
+        cpu_cores: 1,
+        connections,
+        buffer_pool_bytes: 64 << 20,
+        costs: flushwise_sim::config::CpuCosts {
+            lock_wait_us_by_type: (wait_us > 0).then_some([wait_us; flushwise_trace::TxnType::SLOTS]),
+            ..flushwise_sim::config::CpuCosts::default()
+        },
+        ..small("percona56", 2)
+    };
+    let ratio = |connections| {
+        let (none, _) = run(cfg(connections, 0));
+        let (some, _) = run(cfg(connections, 2_500));
+        some.transactions as f64 / none.transactions as f64
+    };
+    let alone = ratio(1);
+    assert!(
+        alone < 0.8,
+        "one connection: {alone:.3} of the transactions without waits"
+    );
+    let crowded = ratio(8);
+    assert!(
+        crowded > 0.9,
+        "eight connections on one busy core: {crowded:.3} of the transactions without waits"
+    );
+}

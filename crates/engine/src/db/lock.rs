@@ -14,7 +14,8 @@
 //! longer than the table's timeout gets [`LockError::Timeout`] (the backstop
 //! for anything the graph misses). Either way the caller must roll the
 //! transaction back (the `Txn` API leaves it to the caller; `Database::run`
-//! does it and retries).
+//! does it and retries). A request that slept adds its time, from call to
+//! answer, to its thread's running total ([`thread_lock_wait_ns`]).
 //!
 //! A transaction whose rollback failed (the storage refused a write: disk
 //! full, an I/O error) can never release its locks before the database is
@@ -40,8 +41,24 @@ use parking_lot::{Condvar, Mutex};
 
 /// Longest sleep between two re-checks of a blocked request.
 pub const WAIT_SLICE: Duration = Duration::from_millis(10);
+
 /// Bound on the wait-for graph search (transactions visited).
 const CYCLE_SEARCH_NODES_MAX: usize = 100_000;
+
+thread_local! {
+    /// Time the requests of this thread spent blocked in
+    /// [`LockTable::acquire`] (a request that never slept adds nothing),
+    /// ns, since the thread began.
+    static THREAD_LOCK_WAIT_NS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// The calling thread's time blocked on key locks so far, ns: a running
+/// total that a caller takes the difference of around a transaction (the
+/// lab records it per transaction type beside a trace, issue #18, as the
+/// simulator models no lock).
+pub fn thread_lock_wait_ns() -> u64 {
+    THREAD_LOCK_WAIT_NS.with(std::cell::Cell::get)
+}
 
 pub type TxnId = u64;
 
@@ -151,9 +168,29 @@ impl LockTable {
         }
     }
 
-    /// Gets `key` in `mode` for `txn`, waiting while it conflicts.
+    /// Gets `key` in `mode` for `txn`, waiting while it conflicts. The time
+    /// from the call to the answer of a request that had to sleep goes to
+    /// [`thread_lock_wait_ns`].
     pub fn acquire(&self, txn: TxnId, key: &LockKey, mode: LockMode) -> Result<(), LockError> {
         let start = Instant::now();
+        let mut slept = false;
+        let result = self.acquire_from(txn, key, mode, start, &mut slept);
+        if slept {
+            let waited_ns = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);
+            THREAD_LOCK_WAIT_NS.with(|c| c.set(c.get().saturating_add(waited_ns)));
+        }
+        result
+    }
+
+    /// [`Self::acquire`]'s loop; `slept` is set once the request sleeps.
+    fn acquire_from(
+        &self,
+        txn: TxnId,
+        key: &LockKey,
+        mode: LockMode,
+        start: Instant,
+        slept: &mut bool,
+    ) -> Result<(), LockError> {
         let mut st = self.state.lock();
         loop {
             let blockers = match st.try_grant(txn, key, mode) {
@@ -182,6 +219,7 @@ impl LockTable {
             }
             st.waits_for.insert(txn, blockers);
             let slice = WAIT_SLICE.min(self.timeout - waited);
+            *slept = true;
             self.released.wait_for(&mut st, slice);
         }
     }
@@ -318,6 +356,35 @@ mod tests {
         t.acquire(3, &key("other"), LockMode::Exclusive).unwrap();
         t.check_invariants();
         assert_eq!(t.locks_held(), 2, "the abandoned lock stays held");
+    }
+
+    #[test]
+    fn a_blocked_request_counts_its_wait_on_its_own_thread_only() {
+        let t = std::sync::Arc::new(LockTable::new(Duration::from_secs(60)));
+        let before = thread_lock_wait_ns();
+        t.acquire(1, &key("w"), LockMode::Exclusive).unwrap();
+        assert_eq!(thread_lock_wait_ns(), before, "a granted request waited for nothing");
+        let waiter = {
+            let t = std::sync::Arc::clone(&t);
+            std::thread::spawn(move || {
+                let start = thread_lock_wait_ns();
+                t.acquire(2, &key("w"), LockMode::Shared).unwrap();
+                thread_lock_wait_ns() - start
+            })
+        };
+        // Release only once the waiter is blocked, and 20 ms after.
+        while !t.state.lock().waits_for.contains_key(&2) {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+        t.release_all(1);
+        let waited_ns = waiter.join().unwrap();
+        assert!(
+            waited_ns >= 20_000_000,
+            "the waiter slept at least until the release: {waited_ns} ns"
+        );
+        assert_eq!(thread_lock_wait_ns(), before, "the holder's thread waited for nothing");
+        t.release_all(2);
     }
 
     #[test]

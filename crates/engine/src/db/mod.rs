@@ -126,7 +126,7 @@ use crate::storage::{EngineStorageError, IoMode, StorageError, StorageOpener};
 pub use bulk::{LoadOptions, LoadReport};
 pub use change_buffer::{ChangeBufferMode, ChangeBufferOptions, ChangeBufferStats};
 pub use dir_lock::DirLock;
-pub use lock::{LockMode, LockTable, TxnId};
+pub use lock::{thread_lock_wait_ns, LockMode, LockTable, TxnId};
 pub use recovery::{RecoveryPhases, RecoveryReport};
 pub use store::SharedStore;
 pub use txn::Txn;
