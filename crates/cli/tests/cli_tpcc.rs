@@ -133,6 +133,20 @@ fn prepare_run_with_trace_check_and_export_on_one_warehouse() {
     }
     // A 4 MiB pool over ~160 MB: pages are read from the device.
     assert!(result["reads"].as_u64().unwrap() > 0, "{result}");
+    // A sample of those reads, split by the reading thread's scheduler
+    // counters (issue #18): the parts add up to the sample's latency.
+    // Absent only on a kernel without `/proc/thread-self/schedstat`.
+    if std::path::Path::new("/proc/thread-self/schedstat").exists() {
+        let split = &result["read_split"];
+        assert!(split["sampled_reads"].as_u64().unwrap() > 0, "{result}");
+        let part = |f: &str| split[f].as_f64().unwrap();
+        assert!(part("device_us_mean") > 0.0, "{split}");
+        assert!(part("core_wait_us_mean") >= 0.0 && part("on_cpu_us_mean") > 0.0, "{split}");
+        let sum = part("device_us_mean") + part("core_wait_us_mean") + part("on_cpu_us_mean");
+        assert!((sum - part("latency_us_mean")).abs() < 1e-6 * sum.max(1.0), "{split}");
+        // Measured per transaction with --trace.
+        assert!(result["core_wait_us_per_txn"].as_f64().is_some_and(|w| w >= 0.0), "{result}");
+    }
     assert_eq!(result["redo_bytes"].as_u64(), Some(48 << 20), "{result}");
     let latency = result["latency"].as_array().unwrap();
     assert_eq!(latency.len(), 5, "{result}");
@@ -191,8 +205,21 @@ fn prepare_run_with_trace_check_and_export_on_one_warehouse() {
             .all(|t| t["lock_wait_us_mean"].as_f64().is_some_and(|w| w >= 0.0)),
         "{costs}"
     );
+    // And each attempt's wall time, never below its CPU.
+    assert!(
+        types.iter().all(|t| t["wall_us_mean"]
+            .as_f64()
+            .is_some_and(|w| w >= t["cpu_us_mean"].as_f64().unwrap())),
+        "{costs}"
+    );
     let charged = replay(&["--cpu-costs", &costs_path, "--cpu-cores", "2"]);
     assert!(charged["transactions"].as_u64().unwrap() > 0, "{charged}");
+    // The replay splits its reads the same way: device, then the agent's
+    // wait for a modelled core.
+    let split = &charged["read_split"];
+    assert!(split["sampled_reads"].as_u64().unwrap() > 0, "{split}");
+    assert!(split["device_us_mean"].as_f64().unwrap() > 0.0, "{split}");
+    assert!(charged["core_wait_us_per_txn"].as_f64().is_some(), "{charged}");
     assert_ne!(
         charged["config_hash"], sim["config_hash"],
         "the costs are part of the configuration"

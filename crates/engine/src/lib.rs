@@ -11,5 +11,6 @@ pub mod page;
 pub mod page_store;
 pub mod redo;
 mod rng;
+pub mod sched;
 pub mod storage;
 pub mod trace_recorder;

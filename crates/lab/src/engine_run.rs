@@ -25,15 +25,16 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use flushwise_core::{Decision, PoolCounters, RedoMargins};
-use flushwise_engine::buffer::MetricsSnapshot;
+use flushwise_engine::buffer::{MetricsSnapshot, ReadSplitTimes};
 use flushwise_engine::db::{thread_lock_wait_ns, Database, DbOptions};
+use flushwise_engine::sched::thread_sched_ns;
 use flushwise_engine::storage::{WritePathTimes, WritePhase};
 use flushwise_engine::trace_recorder::{self, TraceRecorder};
 use flushwise_sim::config::{MeasuredCpuCosts, MeasuredTxnCpu};
 use flushwise_sim::live::DECISIONS_KEPT;
 use flushwise_sim::{
-    config_hash_of, FlushFigures, IntervalRow, LatencyBuckets, LiveSample, RunResult, TxnCounts, WritePathFigures,
-    SHELL_ENGINE,
+    config_hash_of, FlushFigures, IntervalRow, LatencyBuckets, LiveSample, ReadSplitFigures, RunResult, TxnCounts,
+    WritePathFigures, SHELL_ENGINE,
 };
 use flushwise_trace::TxnType;
 use flushwise_workloads::tpcc::{self, AfterInterval, IntervalReport, LiveCounts, RunConfig, TxnKind, TxnObserver};
@@ -185,6 +186,11 @@ thread_local! {
     static ATTEMPT_CPU_START_NS: Cell<u64> = const { Cell::new(0) };
     /// The thread's time blocked on key locks at the current attempt's begin.
     static ATTEMPT_LOCK_WAIT_START_NS: Cell<u64> = const { Cell::new(0) };
+    /// The thread's time runnable without a core at the current attempt's
+    /// begin (`None`: the kernel does not say).
+    static ATTEMPT_RUN_DELAY_START_NS: Cell<Option<u64>> = const { Cell::new(None) };
+    /// When the current attempt began.
+    static ATTEMPT_START: Cell<Option<Instant>> = const { Cell::new(None) };
 }
 
 /// User threads' CPU per transaction type over the measured window (what
@@ -196,6 +202,13 @@ struct CpuTally {
     /// Time blocked on key locks, per type, ns (not CPU: the replay
     /// charges it as a wait, issue #18).
     lock_wait_ns: [AtomicU64; 5],
+    /// Time runnable and waiting for a core, per type, ns (Linux
+    /// schedstat; stays 0 where the kernel does not provide it).
+    core_wait_ns: [AtomicU64; 5],
+    /// Attempts whose core wait was measured, per type.
+    core_wait_attempts: [AtomicU64; 5],
+    /// Wall time of the attempts, per type, ns.
+    wall_ns: [AtomicU64; 5],
     attempts: [AtomicU64; 5],
     /// The process's CPU when the first attempt of the measured window
     /// began (0: not yet), ns.
@@ -203,6 +216,14 @@ struct CpuTally {
 }
 
 impl CpuTally {
+    /// Time runnable without a core per attempt over every type, µs
+    /// (`None` where the kernel gave no counters).
+    fn core_wait_us_per_txn(&self) -> Option<f64> {
+        let measured: u64 = self.core_wait_attempts.iter().map(|n| n.load(Ordering::Relaxed)).sum();
+        let waited: u64 = self.core_wait_ns.iter().map(|n| n.load(Ordering::Relaxed)).sum();
+        (measured > 0).then(|| waited as f64 / 1e3 / measured as f64)
+    }
+
     fn measured(&self, source: String) -> MeasuredCpuCosts {
         let start = self.process_start_ns.load(Ordering::Relaxed);
         let process_ns = process_cpu_ns().saturating_sub(start);
@@ -227,6 +248,12 @@ impl CpuTally {
                         lock_wait_us_mean: Some(
                             self.lock_wait_ns[i].load(Ordering::Relaxed) as f64 / 1e3 / attempts as f64,
                         ),
+                        core_wait_us_mean: {
+                            let measured = self.core_wait_attempts[i].load(Ordering::Relaxed);
+                            (measured > 0)
+                                .then(|| self.core_wait_ns[i].load(Ordering::Relaxed) as f64 / 1e3 / measured as f64)
+                        },
+                        wall_us_mean: Some(self.wall_ns[i].load(Ordering::Relaxed) as f64 / 1e3 / attempts as f64),
                     })
                 })
                 .collect(),
@@ -262,6 +289,8 @@ impl TxnObserver for RunObserver {
         if let Some(cpu) = &self.cpu {
             ATTEMPT_CPU_START_NS.with(|c| c.set(thread_cpu_ns()));
             ATTEMPT_LOCK_WAIT_START_NS.with(|c| c.set(thread_lock_wait_ns()));
+            ATTEMPT_RUN_DELAY_START_NS.with(|c| c.set(thread_sched_ns().map(|s| s.run_delay_ns)));
+            ATTEMPT_START.with(|c| c.set(Some(Instant::now())));
             if cpu.measuring.load(Ordering::Relaxed) && cpu.process_start_ns.load(Ordering::Relaxed) == 0 {
                 let _ = cpu.process_start_ns.compare_exchange(
                     0,
@@ -279,6 +308,13 @@ impl TxnObserver for RunObserver {
             if let Some(i) = TxnKind::ALL.iter().position(|k| *k == kind) {
                 cpu.ns[i].fetch_add(spent, Ordering::Relaxed);
                 cpu.lock_wait_ns[i].fetch_add(locked, Ordering::Relaxed);
+                if let (Some(start), Some(now)) = (ATTEMPT_RUN_DELAY_START_NS.with(Cell::get), thread_sched_ns()) {
+                    cpu.core_wait_ns[i].fetch_add(now.run_delay_ns.saturating_sub(start), Ordering::Relaxed);
+                    cpu.core_wait_attempts[i].fetch_add(1, Ordering::Relaxed);
+                }
+                if let Some(start) = ATTEMPT_START.with(Cell::get) {
+                    cpu.wall_ns[i].fetch_add(start.elapsed().as_nanos() as u64, Ordering::Relaxed);
+                }
                 cpu.attempts[i].fetch_add(1, Ordering::Relaxed);
             }
         }
@@ -509,6 +545,7 @@ pub fn run(
     let mut baseline_stalls = db.shell().stall_histogram();
     let mut previous_stalls = baseline_stalls.clone();
     let mut baseline_writes = start_snapshot.write_path;
+    let mut baseline_reads = start_snapshot.read_split;
     let mut rows = Vec::new();
     // Rows carry seconds since the run started until the warm-up's end is
     // known; then `time_s` becomes seconds since the measurement began.
@@ -548,6 +585,7 @@ pub fn run(
         if r.warmup {
             baseline_stalls = stalls.clone();
             baseline_writes = m.write_path;
+            baseline_reads = m.read_split;
         }
         previous_stalls = stalls;
         if let Some(w) = decisions.as_mut() {
@@ -701,8 +739,29 @@ pub fn run(
             &end.write_path.since(&baseline_writes),
             run_report.duration_s,
         )),
+        read_split: read_split_figures(&end.read_split.since(&baseline_reads)),
+        core_wait_us_per_txn: cpu.as_ref().and_then(|c| c.core_wait_us_per_txn()),
     };
     Ok(EngineRunOutput { result, rows })
+}
+
+/// The sampled reads' split over a window, or `None` if none was sampled
+/// (a kernel without scheduler counters, or no misses).
+pub fn read_split_figures(t: &ReadSplitTimes) -> Option<ReadSplitFigures> {
+    if t.sampled_reads == 0 {
+        return None;
+    }
+    let per_read_us = |ns: u64| ns as f64 / 1e3 / t.sampled_reads as f64;
+    let latency = per_read_us(t.latency_ns);
+    let core_wait = per_read_us(t.core_wait_ns);
+    let on_cpu = per_read_us(t.on_cpu_ns);
+    Some(ReadSplitFigures {
+        sampled_reads: t.sampled_reads,
+        latency_us_mean: latency,
+        core_wait_us_mean: core_wait,
+        on_cpu_us_mean: on_cpu,
+        device_us_mean: (latency - core_wait - on_cpu).max(0.0),
+    })
 }
 
 /// The write path's counters over a window of `seconds`, per batch page.

@@ -78,7 +78,12 @@ pub fn flatten(record: &impl Serialize) -> Vec<(String, String)> {
                     }
                 }
             }
-            ("write_path", Value::Null) => {}
+            ("write_path" | "read_split", Value::Null) => {}
+            ("read_split", Value::Object(fields)) => {
+                for (field, v) in fields {
+                    out.push((format!("read_split_{field}"), cell(&v)));
+                }
+            }
             (_, v @ (Value::Array(_) | Value::Object(_))) => out.push((key, v.to_string())),
             (_, v) => out.push((key, cell(&v))),
         }
@@ -572,6 +577,15 @@ pub fn engine_summary_text(r: &RunResult) -> String {
     }
     if let Some(w) = &r.write_path {
         kv.push(("write path", write_path_text(w)));
+    }
+    if let Some(s) = &r.read_split {
+        kv.push((
+            "page reads (sampled)",
+            format!(
+                "{} reads, {:.0} us each: device {:.0}, waiting for a core {:.0}, on a core {:.0}",
+                s.sampled_reads, s.latency_us_mean, s.device_us_mean, s.core_wait_us_mean, s.on_cpu_us_mean
+            ),
+        ));
     }
     text.push_str(&key_value_text(&kv));
     if !r.latency.is_empty() {

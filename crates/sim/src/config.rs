@@ -205,6 +205,18 @@ pub struct MeasuredTxnCpu {
     /// measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lock_wait_us_mean: Option<f64>,
+    /// Time the attempt's thread was runnable without a core (Linux
+    /// schedstat `run_delay`), per attempt, µs: after every wake-up (a
+    /// read's completion, a lock's grant, a commit's fsync) a thread of
+    /// the engine waits for one of the machine's cores. Not charged by
+    /// the replay (its cores are modelled, `cpu::CpuCores`); recorded to
+    /// account for the engine's time. Absent where not measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub core_wait_us_mean: Option<f64>,
+    /// Wall time per attempt, begin to commit or rollback, µs. Absent in
+    /// files written before it was measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wall_us_mean: Option<f64>,
 }
 
 impl MeasuredCpuCosts {
@@ -541,6 +553,8 @@ mod tests {
             attempts,
             cpu_us_mean,
             lock_wait_us_mean: None,
+            core_wait_us_mean: None,
+            wall_us_mean: None,
         };
         let measured = MeasuredCpuCosts {
             background_cpu_us_per_txn: None,

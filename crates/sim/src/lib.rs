@@ -31,7 +31,8 @@ pub use config::{config_hash_of, CpuCosts, SimConfig, WorkloadSpec};
 pub use device::{pin_device, resolve_device};
 pub use live::{LatencyBuckets, LiveSample};
 pub use metrics::{
-    FlushFigures, IntervalRow, LatencySummary, RunResult, TxnCounts, WritePathFigures, SHELL_ENGINE, SHELL_SIMULATOR,
+    FlushFigures, IntervalRow, LatencySummary, ReadSplitFigures, RunResult, TxnCounts, WritePathFigures, SHELL_ENGINE,
+    SHELL_SIMULATOR,
 };
 pub use options::SimOptions;
 pub use simulation::Simulation;

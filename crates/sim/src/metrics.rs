@@ -331,6 +331,42 @@ pub struct RunResult {
     /// Where the page writers' time went over the measured window (engine
     /// only: the simulator charges modelled device time, not phases).
     pub write_path: Option<WritePathFigures>,
+    /// Where user page reads spent their time, call to return: the device,
+    /// the wait for a core after it answered, the CPU on the way
+    /// (`read_latency_avg_us` is the device's part alone in the simulator).
+    /// `None` where nothing was measured (no read; a kernel without
+    /// scheduler counters).
+    pub read_split: Option<ReadSplitFigures>,
+    /// Time a transaction's thread was runnable without a core, per
+    /// attempt, µs: the engine's user threads by their scheduler counters
+    /// (measured with `--trace` only), the simulator's agents by the
+    /// queueing of their CPU bursts and wake-ups on the modelled cores.
+    /// `None` where not measured or no core is modelled.
+    pub core_wait_us_per_txn: Option<f64>,
+}
+
+/// Users' page reads over a measured window, split into the device's time,
+/// the reading thread's wait for a core after it, and its CPU. Means per
+/// read, µs. The engine samples one read in four per thread and splits it
+/// with the thread's scheduler counters (Linux
+/// `/proc/thread-self/schedstat`); the simulator counts every read: its
+/// device model's latency, then the queueing of the agent's next CPU burst
+/// on the modelled cores (`cpu::CpuCores`) and that burst (`fix_us`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct ReadSplitFigures {
+    pub sampled_reads: u64,
+    /// Wall time of the read, call to return (the sample's own
+    /// `read_latency_avg_us`).
+    pub latency_us_mean: f64,
+    /// Runnable without a core: after the device answered, the thread
+    /// waits for one of the machine's cores (engine), the agent's burst
+    /// queues behind others' (simulator).
+    pub core_wait_us_mean: f64,
+    /// On a core: the system call and the page's checksum (engine), the
+    /// fix's modelled CPU (simulator).
+    pub on_cpu_us_mean: f64,
+    /// The rest: the device (and the kernel's block layer).
+    pub device_us_mean: f64,
 }
 
 /// The engine's page-write path over a measured window: how busy the batch

@@ -73,7 +73,8 @@ use crate::cpu::CpuCores;
 use crate::event_queue::EventQueue;
 use crate::live::{LatencyBuckets, LiveSample, DECISIONS_KEPT, TXN_TYPES};
 use crate::metrics::{
-    FlushFigures, IntervalRow, LatencyHistogram, LatencySummary, RunResult, TxnCounts, SHELL_SIMULATOR,
+    FlushFigures, IntervalRow, LatencyHistogram, LatencySummary, ReadSplitFigures, RunResult, TxnCounts,
+    SHELL_SIMULATOR,
 };
 use crate::workload::{InsertWorkload, TpccWorkload, TpchWorkload, TraceWorkload, Workload};
 
@@ -191,6 +192,15 @@ struct Samples {
     dirty_pct_sum: f64,
     free_sum: f64,
     checkpoint_age_sum: f64,
+    /// Reads completed in the window, and what followed each before its
+    /// agent ran on: the wait for a core and the fix's CPU, µs (the
+    /// engine's `read_split`, measured the same way).
+    reads_done: u64,
+    read_core_wait_us_sum: u64,
+    read_on_cpu_us_sum: u64,
+    /// Every wait of an agent for a core in the window (its CPU bursts,
+    /// its wake-ups, after its reads), µs.
+    core_wait_us_sum: u64,
 }
 
 /// One simulation run.
@@ -498,8 +508,17 @@ impl Simulation {
                         self.queue.schedule(now, Event::AgentRun(w));
                     }
                 }
+                // The agent's CPU after its read, queued for a core as
+                // `spend_cpu` does; the queueing is the read's wait for a
+                // core (the engine's `read_split.core_wait_us_mean`).
                 let fix_us = u64::from(self.config.costs.fix_us);
-                self.spend_cpu(agent, now, fix_us);
+                let runs_on_us = self.queue_for_core(now, fix_us);
+                if self.measuring {
+                    self.samples.reads_done += 1;
+                    self.samples.read_core_wait_us_sum += runs_on_us - now - fix_us;
+                    self.samples.read_on_cpu_us_sum += fix_us;
+                }
+                self.queue.schedule(runs_on_us, Event::AgentRun(agent));
             }
             Event::WriteDone { frame, owner } => {
                 self.pool.complete_write(frame);
@@ -672,11 +691,21 @@ impl Simulation {
     /// Spends `cpu_us` of the agent's CPU, then holds it up `wait_us` more
     /// on no core, then lets it continue.
     fn spend_cpu_then_wait(&mut self, agent: u32, now: TimeUs, cpu_us: u64, wait_us: u64) {
-        let at = match &mut self.cpu {
+        let at = self.queue_for_core(now, cpu_us);
+        self.queue.schedule(at + wait_us, Event::AgentRun(agent));
+    }
+
+    /// Runs `cpu_us` of an agent's CPU on the first free core from `now`;
+    /// returns its end and counts the wait for the core.
+    fn queue_for_core(&mut self, now: TimeUs, cpu_us: u64) -> TimeUs {
+        let end = match &mut self.cpu {
             Some(cpu) => cpu.run(now, cpu_us),
             None => now + cpu_us,
         };
-        self.queue.schedule(at + wait_us, Event::AgentRun(agent));
+        if self.measuring {
+            self.samples.core_wait_us_sum += end - now - cpu_us;
+        }
+        end
     }
 
     /// Runs agent `a` from its current record until it blocks.
@@ -1209,6 +1238,27 @@ impl Simulation {
             partial,
             change_buffer: self.change_buffer.as_ref().map(SimChangeBuffer::stats),
             write_path: None,
+            core_wait_us_per_txn: self
+                .cpu
+                .as_ref()
+                .map(|_| self.samples.core_wait_us_sum as f64 / txns.total().max(1) as f64),
+            read_split: (self.samples.reads_done > 0).then(|| {
+                let reads = self.samples.reads_done as f64;
+                let device = if pool.reads_timed == 0 {
+                    0.0
+                } else {
+                    pool.read_latency_us as f64 / pool.reads_timed as f64
+                };
+                let core_wait = self.samples.read_core_wait_us_sum as f64 / reads;
+                let on_cpu = self.samples.read_on_cpu_us_sum as f64 / reads;
+                ReadSplitFigures {
+                    sampled_reads: self.samples.reads_done,
+                    latency_us_mean: device + core_wait + on_cpu,
+                    core_wait_us_mean: core_wait,
+                    on_cpu_us_mean: on_cpu,
+                    device_us_mean: device,
+                }
+            }),
         }
     }
 

@@ -352,3 +352,30 @@ fn lock_waits_hold_a_transaction_up_without_taking_a_core() {
         "eight connections on one busy core: {crowded:.3} of the transactions without waits"
     );
 }
+
+/// Issue #18: a read's latency, call to return, is the device's plus the
+/// agent's wait for a core after it. One connection never waits for a
+/// core; eight on one core wait after their reads, and the parts add up.
+#[test]
+fn reads_wait_for_a_core_when_agents_outnumber_cores() {
+    let cfg = |connections, cpu_cores| SimConfig {
+        cpu_cores,
+        connections,
+        buffer_pool_bytes: 16 << 20,
+        ..small("percona56", 2)
+    };
+    let split = |r: &flushwise_sim::RunResult| r.read_split.clone().expect("the run reads pages");
+    let (alone, _) = run(cfg(1, 1));
+    let alone = split(&alone);
+    assert_eq!(alone.core_wait_us_mean, 0.0, "{alone:?}");
+    let (crowded_result, _) = run(cfg(8, 1));
+    let crowded = split(&crowded_result);
+    assert!(crowded.core_wait_us_mean > 10.0, "{crowded:?}");
+    assert!(crowded_result.core_wait_us_per_txn.is_some_and(|w| w > 0.0));
+    let sum = crowded.device_us_mean + crowded.core_wait_us_mean + crowded.on_cpu_us_mean;
+    assert!((sum - crowded.latency_us_mean).abs() < 1e-6 * sum, "{crowded:?}");
+    assert!(
+        (crowded.device_us_mean - crowded_result.figures.read_latency_avg_us).abs() < 1e-9,
+        "the device's part is the device model's read latency"
+    );
+}

@@ -38,10 +38,11 @@ use flushwise_core::{
 use parking_lot::{Condvar, Mutex, RwLock};
 
 use super::hit_path::{Gate, HitPath};
-use super::metrics::{MetricsSnapshot, PageIoCounts};
+use super::metrics::{MetricsSnapshot, PageIoCounts, ReadSplitTimes};
 use super::{redo_apply, BufferError, Result};
 use crate::page::{self, PageSize, PageType};
 use crate::redo::{Record, RedoLog};
+use crate::sched::{self, ThreadSchedNs};
 use crate::storage::{
     AlignedBuf, Doublewrite, EngineStorageError, Tablespace, WritePathClock, WritePathTimes, WritePhase,
 };
@@ -204,6 +205,10 @@ pub(crate) struct Inner {
     writes_in_flight_cv: Condvar,
     /// Reads and writes by page type (`MetricsSnapshot::page_io`).
     page_io: PageIoCounters,
+    /// A sample of users' page reads split into the device's time, the
+    /// wait for a core after it and the read's own CPU
+    /// (`MetricsSnapshot::read_split`).
+    read_split: ReadSplitCounters,
     /// Time per phase of the page-write path outside the doublewrite
     /// buffer (`MetricsSnapshot::write_path`).
     write_clock: WritePathClock,
@@ -236,6 +241,43 @@ impl PageIoCounters {
             change_buffer_writes: w(1),
             other_reads: r(2),
             other_writes: w(2),
+        }
+    }
+}
+
+/// One user read in this many (per thread) is split by
+/// [`crate::sched::thread_sched_ns`]: two `pread`s of a proc file (a few
+/// µs) on a read of hundreds of µs, on a quarter of the reads.
+const READ_SPLIT_SAMPLE_EVERY: u32 = 4;
+
+thread_local! {
+    /// Users' reads by this thread, for [`READ_SPLIT_SAMPLE_EVERY`].
+    static READS_BY_THREAD: Cell<u32> = const { Cell::new(0) };
+}
+
+/// [`ReadSplitTimes`] as atomics.
+#[derive(Default)]
+struct ReadSplitCounters {
+    sampled_reads: AtomicU64,
+    latency_ns: AtomicU64,
+    core_wait_ns: AtomicU64,
+    on_cpu_ns: AtomicU64,
+}
+
+impl ReadSplitCounters {
+    fn add(&self, latency_ns: u64, sched: ThreadSchedNs) {
+        self.sampled_reads.fetch_add(1, Ordering::Relaxed);
+        self.latency_ns.fetch_add(latency_ns, Ordering::Relaxed);
+        self.core_wait_ns.fetch_add(sched.run_delay_ns, Ordering::Relaxed);
+        self.on_cpu_ns.fetch_add(sched.on_cpu_ns, Ordering::Relaxed);
+    }
+
+    fn times(&self) -> ReadSplitTimes {
+        ReadSplitTimes {
+            sampled_reads: self.sampled_reads.load(Ordering::Relaxed),
+            latency_ns: self.latency_ns.load(Ordering::Relaxed),
+            core_wait_ns: self.core_wait_ns.load(Ordering::Relaxed),
+            on_cpu_ns: self.on_cpu_ns.load(Ordering::Relaxed),
         }
     }
 }
@@ -299,6 +341,7 @@ impl Inner {
             writes_in_flight: Mutex::new(0),
             writes_in_flight_cv: Condvar::new(),
             page_io: PageIoCounters::default(),
+            read_split: ReadSplitCounters::default(),
             write_clock: WritePathClock::default(),
             config,
         }))
@@ -422,6 +465,13 @@ impl Inner {
             match outcome {
                 FixOutcome::Hit(_) => unreachable!("served above"),
                 FixOutcome::Miss(frame) => {
+                    let sampled = READS_BY_THREAD.with(|n| {
+                        let seen = n.get();
+                        n.set(seen.wrapping_add(1));
+                        seen % READ_SPLIT_SAMPLE_EVERY == 0
+                    });
+                    let sched_before = if sampled { sched::thread_sched_ns() } else { None };
+                    let read_clock = Instant::now();
                     let read_started_us = self.now_us();
                     let read = {
                         let mut buf = self.frames[frame.index()].write();
@@ -432,6 +482,12 @@ impl Inner {
                         read
                     };
                     let read_us = self.now_us().saturating_sub(read_started_us);
+                    if let Some(before) = sched_before {
+                        let read_ns = read_clock.elapsed().as_nanos() as u64;
+                        if let Some(after) = sched::thread_sched_ns() {
+                            self.read_split.add(read_ns, after.since(&before));
+                        }
+                    }
                     let mut core = self.core.lock();
                     let result = match read {
                         Ok(_) => {
@@ -837,6 +893,7 @@ impl Inner {
             age,
             core.cleaner.parameters(),
             self.page_io.counts(),
+            self.read_split.times(),
             self.write_times(),
         )
     }

@@ -48,6 +48,9 @@ pub struct MetricsSnapshot {
     /// Page reads and writes by page type (`004` Table 2's INDEX vs
     /// IBUF_INDEX, from our own counters instead of blktrace).
     pub page_io: PageIoCounts,
+    /// A sample of users' page reads split into the device's time, the
+    /// wait for a core after it, and their own CPU.
+    pub read_split: ReadSplitTimes,
     /// Time per phase of the page-write path (cumulative; see
     /// [`crate::storage::write_timing`]).
     pub write_path: WritePathTimes,
@@ -68,6 +71,32 @@ pub struct PageIoCounts {
     pub other_writes: u64,
 }
 
+/// Users' page reads, one in four per thread, with their wall time split
+/// by the reading thread's scheduler counters ([`crate::sched`]):
+/// `core_wait_ns` is time runnable without a core (mostly after the device
+/// answered), `on_cpu_ns` the read's own CPU (syscall, checksum); the rest
+/// of `latency_ns` is the device's. Cumulative; all zero where the kernel
+/// does not provide the counters.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ReadSplitTimes {
+    pub sampled_reads: u64,
+    pub latency_ns: u64,
+    pub core_wait_ns: u64,
+    pub on_cpu_ns: u64,
+}
+
+impl ReadSplitTimes {
+    /// The counts of the window between `earlier` and `self`.
+    pub fn since(&self, earlier: &ReadSplitTimes) -> ReadSplitTimes {
+        ReadSplitTimes {
+            sampled_reads: self.sampled_reads.saturating_sub(earlier.sampled_reads),
+            latency_ns: self.latency_ns.saturating_sub(earlier.latency_ns),
+            core_wait_ns: self.core_wait_ns.saturating_sub(earlier.core_wait_ns),
+            on_cpu_ns: self.on_cpu_ns.saturating_sub(earlier.on_cpu_ns),
+        }
+    }
+}
+
 impl MetricsSnapshot {
     pub(crate) fn capture(
         time_us: TimeUs,
@@ -75,6 +104,7 @@ impl MetricsSnapshot {
         checkpoint_age_bytes: u64,
         parameters: Vec<(&'static str, f64)>,
         page_io: PageIoCounts,
+        read_split: ReadSplitTimes,
         write_path: WritePathTimes,
     ) -> Self {
         let c = *pool.counters();
@@ -95,6 +125,7 @@ impl MetricsSnapshot {
             parameters,
             counters: c,
             page_io,
+            read_split,
             write_path,
         }
     }

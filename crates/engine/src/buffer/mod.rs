@@ -65,7 +65,7 @@ pub mod space_store;
 use std::path::PathBuf;
 
 pub use inner::{CheckpointFloor, ShellConfig};
-pub use metrics::{MetricsSnapshot, PageIoCounts};
+pub use metrics::{MetricsSnapshot, PageIoCounts, ReadSplitTimes};
 pub use redo_apply::{apply_redo_record, ApplyOutcome, RedoApplyError};
 pub use shell::{BufferPoolShell, ReadAheadWindow};
 pub use space_store::{ShellGuard, SpaceStore};
