@@ -141,11 +141,17 @@ fn prepare_run_with_trace_check_and_export_on_one_warehouse() {
         assert!(split["sampled_reads"].as_u64().unwrap() > 0, "{result}");
         let part = |f: &str| split[f].as_f64().unwrap();
         assert!(part("device_us_mean") > 0.0, "{split}");
-        assert!(part("core_wait_us_mean") >= 0.0 && part("on_cpu_us_mean") > 0.0, "{split}");
+        assert!(
+            part("core_wait_us_mean") >= 0.0 && part("on_cpu_us_mean") > 0.0,
+            "{split}"
+        );
         let sum = part("device_us_mean") + part("core_wait_us_mean") + part("on_cpu_us_mean");
         assert!((sum - part("latency_us_mean")).abs() < 1e-6 * sum.max(1.0), "{split}");
         // Measured per transaction with --trace.
-        assert!(result["core_wait_us_per_txn"].as_f64().is_some_and(|w| w >= 0.0), "{result}");
+        assert!(
+            result["core_wait_us_per_txn"].as_f64().is_some_and(|w| w >= 0.0),
+            "{result}"
+        );
     }
     assert_eq!(result["redo_bytes"].as_u64(), Some(48 << 20), "{result}");
     let latency = result["latency"].as_array().unwrap();
@@ -205,12 +211,19 @@ fn prepare_run_with_trace_check_and_export_on_one_warehouse() {
             .all(|t| t["lock_wait_us_mean"].as_f64().is_some_and(|w| w >= 0.0)),
         "{costs}"
     );
-    // And each attempt's wall time, never below its CPU.
+    // And each attempt's wall time, never below its CPU or its wait for
+    // the log at commit.
     assert!(
-        types.iter().all(|t| t["wall_us_mean"]
-            .as_f64()
-            .is_some_and(|w| w >= t["cpu_us_mean"].as_f64().unwrap())),
+        types.iter().all(|t| {
+            let wall = t["wall_us_mean"].as_f64().unwrap();
+            wall >= t["cpu_us_mean"].as_f64().unwrap() && wall >= t["commit_wait_us_mean"].as_f64().unwrap()
+        }),
         "{costs}"
+    );
+    // Commits wait for the log's fsync (flush_log_at_trx_commit = 1).
+    assert!(
+        result["commit_wait_us_per_txn"].as_f64().is_some_and(|w| w > 0.0),
+        "{result}"
     );
     let charged = replay(&["--cpu-costs", &costs_path, "--cpu-cores", "2"]);
     assert!(charged["transactions"].as_u64().unwrap() > 0, "{charged}");
@@ -220,6 +233,10 @@ fn prepare_run_with_trace_check_and_export_on_one_warehouse() {
     assert!(split["sampled_reads"].as_u64().unwrap() > 0, "{split}");
     assert!(split["device_us_mean"].as_f64().unwrap() > 0.0, "{split}");
     assert!(charged["core_wait_us_per_txn"].as_f64().is_some(), "{charged}");
+    assert!(
+        charged["commit_wait_us_per_txn"].as_f64().is_some_and(|w| w > 0.0),
+        "{charged}"
+    );
     assert_ne!(
         charged["config_hash"], sim["config_hash"],
         "the costs are part of the configuration"

@@ -26,7 +26,7 @@ use std::time::{Duration, Instant};
 
 use flushwise_core::{Decision, PoolCounters, RedoMargins};
 use flushwise_engine::buffer::{MetricsSnapshot, ReadSplitTimes};
-use flushwise_engine::db::{thread_lock_wait_ns, Database, DbOptions};
+use flushwise_engine::db::{thread_commit_wait_ns, thread_lock_wait_ns, Database, DbOptions};
 use flushwise_engine::sched::thread_sched_ns;
 use flushwise_engine::storage::{WritePathTimes, WritePhase};
 use flushwise_engine::trace_recorder::{self, TraceRecorder};
@@ -186,6 +186,8 @@ thread_local! {
     static ATTEMPT_CPU_START_NS: Cell<u64> = const { Cell::new(0) };
     /// The thread's time blocked on key locks at the current attempt's begin.
     static ATTEMPT_LOCK_WAIT_START_NS: Cell<u64> = const { Cell::new(0) };
+    /// The thread's time waiting for the log at commit at the attempt's begin.
+    static ATTEMPT_COMMIT_WAIT_START_NS: Cell<u64> = const { Cell::new(0) };
     /// The thread's time runnable without a core at the current attempt's
     /// begin (`None`: the kernel does not say).
     static ATTEMPT_RUN_DELAY_START_NS: Cell<Option<u64>> = const { Cell::new(None) };
@@ -209,6 +211,8 @@ struct CpuTally {
     core_wait_attempts: [AtomicU64; 5],
     /// Wall time of the attempts, per type, ns.
     wall_ns: [AtomicU64; 5],
+    /// Time waiting at commit for the log, per type, ns.
+    commit_wait_ns: [AtomicU64; 5],
     attempts: [AtomicU64; 5],
     /// The process's CPU when the first attempt of the measured window
     /// began (0: not yet), ns.
@@ -222,6 +226,13 @@ impl CpuTally {
         let measured: u64 = self.core_wait_attempts.iter().map(|n| n.load(Ordering::Relaxed)).sum();
         let waited: u64 = self.core_wait_ns.iter().map(|n| n.load(Ordering::Relaxed)).sum();
         (measured > 0).then(|| waited as f64 / 1e3 / measured as f64)
+    }
+
+    /// Time waiting at commit for the log per attempt over every type, µs.
+    fn commit_wait_us_per_txn(&self) -> Option<f64> {
+        let attempts: u64 = self.attempts.iter().map(|n| n.load(Ordering::Relaxed)).sum();
+        let waited: u64 = self.commit_wait_ns.iter().map(|n| n.load(Ordering::Relaxed)).sum();
+        (attempts > 0).then(|| waited as f64 / 1e3 / attempts as f64)
     }
 
     fn measured(&self, source: String) -> MeasuredCpuCosts {
@@ -254,6 +265,9 @@ impl CpuTally {
                                 .then(|| self.core_wait_ns[i].load(Ordering::Relaxed) as f64 / 1e3 / measured as f64)
                         },
                         wall_us_mean: Some(self.wall_ns[i].load(Ordering::Relaxed) as f64 / 1e3 / attempts as f64),
+                        commit_wait_us_mean: Some(
+                            self.commit_wait_ns[i].load(Ordering::Relaxed) as f64 / 1e3 / attempts as f64,
+                        ),
                     })
                 })
                 .collect(),
@@ -289,6 +303,7 @@ impl TxnObserver for RunObserver {
         if let Some(cpu) = &self.cpu {
             ATTEMPT_CPU_START_NS.with(|c| c.set(thread_cpu_ns()));
             ATTEMPT_LOCK_WAIT_START_NS.with(|c| c.set(thread_lock_wait_ns()));
+            ATTEMPT_COMMIT_WAIT_START_NS.with(|c| c.set(thread_commit_wait_ns()));
             ATTEMPT_RUN_DELAY_START_NS.with(|c| c.set(thread_sched_ns().map(|s| s.run_delay_ns)));
             ATTEMPT_START.with(|c| c.set(Some(Instant::now())));
             if cpu.measuring.load(Ordering::Relaxed) && cpu.process_start_ns.load(Ordering::Relaxed) == 0 {
@@ -308,6 +323,8 @@ impl TxnObserver for RunObserver {
             if let Some(i) = TxnKind::ALL.iter().position(|k| *k == kind) {
                 cpu.ns[i].fetch_add(spent, Ordering::Relaxed);
                 cpu.lock_wait_ns[i].fetch_add(locked, Ordering::Relaxed);
+                let committing = thread_commit_wait_ns().saturating_sub(ATTEMPT_COMMIT_WAIT_START_NS.with(Cell::get));
+                cpu.commit_wait_ns[i].fetch_add(committing, Ordering::Relaxed);
                 if let (Some(start), Some(now)) = (ATTEMPT_RUN_DELAY_START_NS.with(Cell::get), thread_sched_ns()) {
                     cpu.core_wait_ns[i].fetch_add(now.run_delay_ns.saturating_sub(start), Ordering::Relaxed);
                     cpu.core_wait_attempts[i].fetch_add(1, Ordering::Relaxed);
@@ -741,6 +758,7 @@ pub fn run(
         )),
         read_split: read_split_figures(&end.read_split.since(&baseline_reads)),
         core_wait_us_per_txn: cpu.as_ref().and_then(|c| c.core_wait_us_per_txn()),
+        commit_wait_us_per_txn: cpu.as_ref().and_then(|c| c.commit_wait_us_per_txn()),
     };
     Ok(EngineRunOutput { result, rows })
 }

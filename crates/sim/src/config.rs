@@ -217,6 +217,11 @@ pub struct MeasuredTxnCpu {
     /// files written before it was measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wall_us_mean: Option<f64>,
+    /// Time waiting at commit for the log to be written and fsynced, per
+    /// attempt, µs. Not charged by the replay (it models the log writer
+    /// and its device); recorded to account for the engine's time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit_wait_us_mean: Option<f64>,
 }
 
 impl MeasuredCpuCosts {
@@ -555,6 +560,7 @@ mod tests {
             lock_wait_us_mean: None,
             core_wait_us_mean: None,
             wall_us_mean: None,
+            commit_wait_us_mean: None,
         };
         let measured = MeasuredCpuCosts {
             background_cpu_us_per_txn: None,

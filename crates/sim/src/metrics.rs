@@ -340,9 +340,14 @@ pub struct RunResult {
     /// Time a transaction's thread was runnable without a core, per
     /// attempt, µs: the engine's user threads by their scheduler counters
     /// (measured with `--trace` only), the simulator's agents by the
-    /// queueing of their CPU bursts and wake-ups on the modelled cores.
+    /// queueing of their CPU bursts (after reads too) on the modelled cores.
     /// `None` where not measured or no core is modelled.
     pub core_wait_us_per_txn: Option<f64>,
+    /// Time a transaction waited at commit for its log write (and fsync),
+    /// per attempt, µs: the engine's user threads around
+    /// `commit_durability` (with `--trace` only), the simulator's agents
+    /// from the commit to the end of the log write that covers it.
+    pub commit_wait_us_per_txn: Option<f64>,
 }
 
 /// Users' page reads over a measured window, split into the device's time,

@@ -140,6 +140,8 @@ struct Agent {
     pos: usize,
     txn_type: Option<TxnType>,
     txn_start_us: TimeUs,
+    /// When the agent's commit joined the log writer's waiters.
+    commit_started_us: TimeUs,
     attempt: u32,
     outstanding_writes: u32,
     /// After the outstanding single-page write: wait for every page write
@@ -199,8 +201,10 @@ struct Samples {
     read_core_wait_us_sum: u64,
     read_on_cpu_us_sum: u64,
     /// Every wait of an agent for a core in the window (its CPU bursts,
-    /// its wake-ups, after its reads), µs.
+    /// after its reads), µs.
     core_wait_us_sum: u64,
+    /// Time from a commit to the end of the log write covering it, µs.
+    commit_wait_us_sum: u64,
 }
 
 /// One simulation run.
@@ -632,6 +636,10 @@ impl Simulation {
                 let mut still = Vec::new();
                 for (a, lsn) in std::mem::take(&mut self.log.waiters) {
                     if lsn <= end {
+                        if self.measuring {
+                            let started = self.agents[a as usize].commit_started_us;
+                            self.samples.commit_wait_us_sum += now.saturating_sub(started);
+                        }
                         self.finish_transaction(a, now, true);
                         self.run_agent(a, now)?;
                     } else {
@@ -922,6 +930,7 @@ impl Simulation {
                     let lsn = self.pool.current_lsn().advance(COMMIT_REDO_BYTES);
                     self.pool.note_redo(lsn);
                     self.agents[a as usize].pos += 1;
+                    self.agents[a as usize].commit_started_us = now;
                     self.log.waiters.push((a, lsn));
                     if self.log.in_flight.is_none() {
                         self.start_log_write(now);
@@ -1238,6 +1247,7 @@ impl Simulation {
             partial,
             change_buffer: self.change_buffer.as_ref().map(SimChangeBuffer::stats),
             write_path: None,
+            commit_wait_us_per_txn: Some(self.samples.commit_wait_us_sum as f64 / txns.total().max(1) as f64),
             core_wait_us_per_txn: self
                 .cpu
                 .as_ref()

@@ -129,7 +129,7 @@ pub use dir_lock::DirLock;
 pub use lock::{thread_lock_wait_ns, LockMode, LockTable, TxnId};
 pub use recovery::{RecoveryPhases, RecoveryReport};
 pub use store::SharedStore;
-pub use txn::Txn;
+pub use txn::{thread_commit_wait_ns, Txn};
 pub use undo::UndoEntry;
 
 /// Space id of the data tablespace.
