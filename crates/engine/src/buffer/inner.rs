@@ -246,8 +246,9 @@ impl PageIoCounters {
 }
 
 /// One user read in this many (per thread) is split by
-/// [`crate::sched::thread_sched_ns`]: two `pread`s of a proc file (a few
-/// µs) on a read of hundreds of µs, on a quarter of the reads.
+/// [`crate::sched::thread_sched_ns`]: two `pread`s of a proc file (1 µs
+/// each on this machine) on a read of 100-500 µs, on a quarter of the
+/// reads.
 const READ_SPLIT_SAMPLE_EVERY: u32 = 4;
 
 thread_local! {
