@@ -220,7 +220,12 @@ fn prepare_run_with_trace_check_and_export_on_one_warehouse() {
         }),
         "{costs}"
     );
-    // Commits wait for the log's fsync (flush_log_at_trx_commit = 1).
+    // Commits wait for the log's fsync (flush_log_at_trx_commit = 1), and
+    // the writer times its synced writes.
+    assert!(
+        result["log_synced_write_us_mean"].as_f64().is_some_and(|w| w > 0.0),
+        "{result}"
+    );
     assert!(
         result["commit_wait_us_per_txn"].as_f64().is_some_and(|w| w > 0.0),
         "{result}"
@@ -235,6 +240,10 @@ fn prepare_run_with_trace_check_and_export_on_one_warehouse() {
     assert!(charged["core_wait_us_per_txn"].as_f64().is_some(), "{charged}");
     assert!(
         charged["commit_wait_us_per_txn"].as_f64().is_some_and(|w| w > 0.0),
+        "{charged}"
+    );
+    assert!(
+        charged["log_synced_write_us_mean"].as_f64().is_some_and(|w| w > 0.0),
         "{charged}"
     );
     assert_ne!(

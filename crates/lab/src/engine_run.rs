@@ -563,6 +563,7 @@ pub fn run(
     let mut previous_stalls = baseline_stalls.clone();
     let mut baseline_writes = start_snapshot.write_path;
     let mut baseline_reads = start_snapshot.read_split;
+    let mut baseline_redo = db.redo().stats();
     let mut rows = Vec::new();
     // Rows carry seconds since the run started until the warm-up's end is
     // known; then `time_s` becomes seconds since the measurement began.
@@ -603,6 +604,7 @@ pub fn run(
             baseline_stalls = stalls.clone();
             baseline_writes = m.write_path;
             baseline_reads = m.read_split;
+            baseline_redo = db.redo().stats();
         }
         previous_stalls = stalls;
         if let Some(w) = decisions.as_mut() {
@@ -678,6 +680,7 @@ pub fn run(
     for (row, elapsed) in rows.iter_mut().zip(&elapsed_s) {
         row.time_s = elapsed - run_report.warmup_s;
     }
+    let redo_end = db.redo().stats();
     let db = Arc::try_unwrap(db).map_err(|_| "the database is still shared after the run".to_string())?;
     db.close()
         .map_err(|e| format!("{}: closing after the run: {e}", spec.dir.display()))?;
@@ -759,6 +762,11 @@ pub fn run(
         read_split: read_split_figures(&end.read_split.since(&baseline_reads)),
         core_wait_us_per_txn: cpu.as_ref().and_then(|c| c.core_wait_us_per_txn()),
         commit_wait_us_per_txn: cpu.as_ref().and_then(|c| c.commit_wait_us_per_txn()),
+        log_synced_write_us_mean: {
+            let syncs = redo_end.log_syncs.saturating_sub(baseline_redo.log_syncs);
+            let ns = redo_end.synced_batch_ns.saturating_sub(baseline_redo.synced_batch_ns);
+            (syncs > 0).then(|| ns as f64 / 1e3 / syncs as f64)
+        },
     };
     Ok(EngineRunOutput { result, rows })
 }

@@ -348,6 +348,11 @@ pub struct RunResult {
     /// `commit_durability` (with `--trace` only), the simulator's agents
     /// from the commit to the end of the log write that covers it.
     pub commit_wait_us_per_txn: Option<f64>,
+    /// Mean wall time of a log write that ends in an fsync (a group
+    /// commit's time on the device), µs: the engine's redo writer around
+    /// its writes and `fdatasync`, the simulator's log device model plus
+    /// the device's fsync. `None` where no such write ended in the window.
+    pub log_synced_write_us_mean: Option<f64>,
 }
 
 /// Users' page reads over a measured window, split into the device's time,

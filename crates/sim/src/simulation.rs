@@ -205,6 +205,9 @@ struct Samples {
     core_wait_us_sum: u64,
     /// Time from a commit to the end of the log write covering it, µs.
     commit_wait_us_sum: u64,
+    /// Log writes started in the window and their time with the fsync, µs.
+    log_writes: u64,
+    log_write_us_sum: u64,
 }
 
 /// One simulation run.
@@ -1002,6 +1005,10 @@ impl Simulation {
         self.log.in_flight = Some(end);
         self.log.writes += 1;
         self.log.bytes += bytes;
+        if self.measuring {
+            self.samples.log_writes += 1;
+            self.samples.log_write_us_sum += done + self.log_fsync_us - now;
+        }
         self.queue
             .schedule(done + self.log_fsync_us, Event::LogWriteDone { end });
     }
@@ -1247,6 +1254,8 @@ impl Simulation {
             partial,
             change_buffer: self.change_buffer.as_ref().map(SimChangeBuffer::stats),
             write_path: None,
+            log_synced_write_us_mean: (self.samples.log_writes > 0)
+                .then(|| self.samples.log_write_us_sum as f64 / self.samples.log_writes as f64),
             commit_wait_us_per_txn: Some(self.samples.commit_wait_us_sum as f64 / txns.total().max(1) as f64),
             core_wait_us_per_txn: self
                 .cpu

@@ -374,6 +374,7 @@ fn reads_wait_for_a_core_when_agents_outnumber_cores() {
     assert!(crowded_result.core_wait_us_per_txn.is_some_and(|w| w > 0.0));
     // Every commit waits for a log write on the modelled log device.
     assert!(crowded_result.commit_wait_us_per_txn.is_some_and(|w| w > 0.0));
+    assert!(crowded_result.log_synced_write_us_mean.is_some_and(|w| w > 0.0));
     let sum = crowded.device_us_mean + crowded.core_wait_us_mean + crowded.on_cpu_us_mean;
     assert!((sum - crowded.latency_us_mean).abs() < 1e-6 * sum, "{crowded:?}");
     assert!(

@@ -137,6 +137,10 @@ pub struct RedoStats {
     /// Of `log_syncs`, those done by the background flusher.
     pub background_syncs: u64,
     pub checkpoints: u64,
+    /// Wall time of the batches that ended in an fsync (formatting the
+    /// blocks, their writes and the fsync), ns: what a group commit waits
+    /// for on the device.
+    pub synced_batch_ns: u64,
 }
 
 #[derive(Default)]
@@ -148,6 +152,7 @@ struct Counters {
     log_syncs: AtomicU64,
     background_syncs: AtomicU64,
     checkpoints: AtomicU64,
+    synced_batch_ns: AtomicU64,
 }
 
 struct State {
@@ -291,6 +296,7 @@ impl Shared {
     /// Formats and writes a job (at most two writes: the ring may wrap),
     /// then fsyncs if asked. Runs outside the state mutex.
     fn run_io(&self, job: &Job, sync: bool) -> std::result::Result<(), StorageError> {
+        let batch_clock = std::time::Instant::now();
         if !job.data.is_empty() {
             let n = job.first_recs.len();
             let mut out = vec![0u8; n * BLOCK_SIZE];
@@ -321,6 +327,8 @@ impl Shared {
         if sync {
             self.backend.sync_data()?;
             self.counters.log_syncs.fetch_add(1, Ordering::Relaxed);
+            let batch_ns = batch_clock.elapsed().as_nanos().min(u128::from(u64::MAX)) as u64;
+            self.counters.synced_batch_ns.fetch_add(batch_ns, Ordering::Relaxed);
         }
         Ok(())
     }
@@ -769,6 +777,7 @@ impl RedoLog {
             log_syncs: get(&c.log_syncs),
             background_syncs: get(&c.background_syncs),
             checkpoints: get(&c.checkpoints),
+            synced_batch_ns: get(&c.synced_batch_ns),
         }
     }
 
