@@ -223,16 +223,12 @@ impl CpuTally {
     /// Time runnable without a core per attempt over every type, µs
     /// (`None` where the kernel gave no counters).
     fn core_wait_us_per_txn(&self) -> Option<f64> {
-        let measured: u64 = self.core_wait_attempts.iter().map(|n| n.load(Ordering::Relaxed)).sum();
-        let waited: u64 = self.core_wait_ns.iter().map(|n| n.load(Ordering::Relaxed)).sum();
-        (measured > 0).then(|| waited as f64 / 1e3 / measured as f64)
+        per_attempt_us(&self.core_wait_ns, &self.core_wait_attempts)
     }
 
     /// Time waiting at commit for the log per attempt over every type, µs.
     fn commit_wait_us_per_txn(&self) -> Option<f64> {
-        let attempts: u64 = self.attempts.iter().map(|n| n.load(Ordering::Relaxed)).sum();
-        let waited: u64 = self.commit_wait_ns.iter().map(|n| n.load(Ordering::Relaxed)).sum();
-        (attempts > 0).then(|| waited as f64 / 1e3 / attempts as f64)
+        per_attempt_us(&self.commit_wait_ns, &self.attempts)
     }
 
     fn measured(&self, source: String) -> MeasuredCpuCosts {
@@ -273,6 +269,14 @@ impl CpuTally {
                 .collect(),
         }
     }
+}
+
+/// The sum of `ns` over every type per attempt counted in `attempts`, µs
+/// (`None` before any).
+fn per_attempt_us(ns: &[AtomicU64; 5], attempts: &[AtomicU64; 5]) -> Option<f64> {
+    let total = |a: &[AtomicU64; 5]| a.iter().map(|n| n.load(Ordering::Relaxed)).sum::<u64>();
+    let counted = total(attempts);
+    (counted > 0).then(|| total(ns) as f64 / 1e3 / counted as f64)
 }
 
 /// Where a trace's measured CPU costs go: `TRACE.cpu.json`.
@@ -778,16 +782,12 @@ pub fn read_split_figures(t: &ReadSplitTimes) -> Option<ReadSplitFigures> {
         return None;
     }
     let per_read_us = |ns: u64| ns as f64 / 1e3 / t.sampled_reads as f64;
-    let latency = per_read_us(t.latency_ns);
-    let core_wait = per_read_us(t.core_wait_ns);
-    let on_cpu = per_read_us(t.on_cpu_ns);
-    Some(ReadSplitFigures {
-        sampled_reads: t.sampled_reads,
-        latency_us_mean: latency,
-        core_wait_us_mean: core_wait,
-        on_cpu_us_mean: on_cpu,
-        device_us_mean: (latency - core_wait - on_cpu).max(0.0),
-    })
+    Some(ReadSplitFigures::from_latency(
+        t.sampled_reads,
+        per_read_us(t.latency_ns),
+        per_read_us(t.core_wait_ns),
+        per_read_us(t.on_cpu_ns),
+    ))
 }
 
 /// The write path's counters over a window of `seconds`, per batch page.

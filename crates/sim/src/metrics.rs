@@ -125,6 +125,20 @@ impl LatencyHistogram {
     }
 }
 
+impl ReadSplitFigures {
+    /// From the sample's mean wall time and its means waiting for and on a
+    /// core (µs): the device's part is the rest.
+    pub fn from_latency(sampled_reads: u64, latency_us_mean: f64, core_wait_us_mean: f64, on_cpu_us_mean: f64) -> Self {
+        Self {
+            sampled_reads,
+            latency_us_mean,
+            core_wait_us_mean,
+            on_cpu_us_mean,
+            device_us_mean: (latency_us_mean - core_wait_us_mean - on_cpu_us_mean).max(0.0),
+        }
+    }
+}
+
 /// Latency quantiles of one transaction type, in microseconds.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct LatencySummary {

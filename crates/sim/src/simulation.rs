@@ -1197,6 +1197,14 @@ impl Simulation {
             .filter(|(name, (c, r))| !(matches!(**name, "query" | "refresh") && *c + *r == 0))
             .map(|(name, (c, r))| (name.to_string(), 100.0 * (c + r) as f64 / finished))
             .collect();
+        let figures = FlushFigures::compute(
+            &pool,
+            &txns,
+            seconds,
+            Some(&self.pool.stall_histogram().since(&self.warmup_stalls)),
+        );
+        // The device model's latency: the first part of a read's split.
+        let device_read_us = figures.read_latency_avg_us;
         RunResult {
             shell: SHELL_SIMULATOR.to_string(),
             policy: self.config.policy.to_string(),
@@ -1216,12 +1224,7 @@ impl Simulation {
             seed: self.config.seed,
             config_hash: self.config.config_hash(),
             commit: self.commit.clone(),
-            figures: FlushFigures::compute(
-                &pool,
-                &txns,
-                seconds,
-                Some(&self.pool.stall_histogram().since(&self.warmup_stalls)),
-            ),
+            figures,
             dirty_pct_avg: self.samples.dirty_pct_sum / n,
             free_pages_avg: self.samples.free_sum / n,
             checkpoint_age_avg_bytes: self.samples.checkpoint_age_sum / n,
@@ -1263,20 +1266,14 @@ impl Simulation {
                 .map(|_| self.samples.core_wait_us_sum as f64 / txns.total().max(1) as f64),
             read_split: (self.samples.reads_done > 0).then(|| {
                 let reads = self.samples.reads_done as f64;
-                let device = if pool.reads_timed == 0 {
-                    0.0
-                } else {
-                    pool.read_latency_us as f64 / pool.reads_timed as f64
-                };
                 let core_wait = self.samples.read_core_wait_us_sum as f64 / reads;
                 let on_cpu = self.samples.read_on_cpu_us_sum as f64 / reads;
-                ReadSplitFigures {
-                    sampled_reads: self.samples.reads_done,
-                    latency_us_mean: device + core_wait + on_cpu,
-                    core_wait_us_mean: core_wait,
-                    on_cpu_us_mean: on_cpu,
-                    device_us_mean: device,
-                }
+                ReadSplitFigures::from_latency(
+                    self.samples.reads_done,
+                    device_read_us + core_wait + on_cpu,
+                    core_wait,
+                    on_cpu,
+                )
             }),
         }
     }
