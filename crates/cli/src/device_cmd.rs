@@ -175,9 +175,22 @@ fn table(
         ));
     }
     out.push_str(&format!(
-        "fdatasync after a 4 KiB append: mean {:.0} us, p99 {:.0} us (kept in the preset; the model has no flush)\n",
+        "fdatasync after a 4 KiB append: mean {:.0} us, p99 {:.0} us\n",
         m.fsync_mean_us, m.fsync_p99_us
     ));
+    if !m.fsync_beside_writes.is_empty() {
+        out.push_str("the same fdatasync beside k threads writing 16 KiB pages (the simulator charges a flush by the data writes in flight):\n");
+        out.push_str(&format!(
+            "{:>8} {:>9} {:>8} {:>8}\n",
+            "writers", "writes/s", "mean us", "p99 us"
+        ));
+        for f in &m.fsync_beside_writes {
+            out.push_str(&format!(
+                "{:>8} {:>9.0} {:>8.0} {:>8.0}\n",
+                f.writers, f.write_iops, f.mean_latency_us, f.p99_latency_us
+            ));
+        }
+    }
     out.push_str(&format!(
         "sequential 1 MiB direct writes (the file fill): {:.0} MB/s\n",
         m.sequential_write_mb_per_s
@@ -271,6 +284,12 @@ fn json_record(
         })).collect::<Vec<_>>(),
         "fsync_mean_us": m.fsync_mean_us,
         "fsync_p99_us": m.fsync_p99_us,
+        "fsync_beside_writes": m.fsync_beside_writes.iter().map(|f| json!({
+            "writers": f.writers,
+            "write_iops": f.write_iops,
+            "mean_latency_us": f.mean_latency_us,
+            "p99_latency_us": f.p99_latency_us,
+        })).collect::<Vec<_>>(),
         "sequential_write_mb_per_s": m.sequential_write_mb_per_s,
     })
 }

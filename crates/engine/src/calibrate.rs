@@ -22,7 +22,10 @@
 //! 3. `mixed`: k readers and k writers at once at a few depths, to see how
 //!    much writes slow reads;
 //! 4. sequential log appends of each size, each followed by `fdatasync`;
-//! 5. `fdatasync` after a 4 KiB log append, timed alone.
+//! 5. `fdatasync` after a 4 KiB log append, timed alone;
+//! 6. the same beside k threads writing 16 KiB pages at random into the
+//!    data file (`fsync_beside_writers`): a flush waits behind the data
+//!    writes in flight (`flushwise_core::device::fsync`).
 //!
 //! Both test files (`flushwise-calibrate-<pid>.data` and `.log` in the
 //! directory) are removed when the run ends, whether it succeeded, failed
@@ -37,7 +40,9 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use flushwise_core::device::calibration::{Figures, LogWritePoint, MeasuredPoint, Measurements, Pattern};
+use flushwise_core::device::calibration::{
+    Figures, FsyncBesideWrites, LogWritePoint, MeasuredPoint, Measurements, Pattern,
+};
 use flushwise_core::histogram::Histogram;
 
 use crate::rng::SplitMix64;
@@ -77,12 +82,14 @@ pub struct CalibrateOptions {
     pub log_write_bytes: Vec<u32>,
     /// Size of the log test file (appends wrap around in it).
     pub log_file_bytes: u64,
+    /// Data writers beside which the log's `fdatasync` is timed again.
+    pub fsync_beside_writers: Vec<u32>,
 }
 
 impl CalibrateOptions {
     /// The default run: 1 GiB file, 2 s a point, QD 1-32, mixed at 1, 4 and
-    /// 16, log appends of 16 KiB to 512 KiB (about 45 s of points plus the
-    /// fill).
+    /// 16, log appends of 16 KiB to 512 KiB, the fsync beside 1 to 16
+    /// writers (about 55 s of points plus the fill).
     pub fn new(dir: impl Into<PathBuf>) -> Self {
         Self {
             dir: dir.into(),
@@ -93,6 +100,7 @@ impl CalibrateOptions {
             mixed_queue_depths: vec![1, 4, 16],
             log_write_bytes: vec![16 << 10, 64 << 10, 128 << 10, 512 << 10],
             log_file_bytes: 64 << 20,
+            fsync_beside_writers: vec![1, 2, 4, 8, 16],
         }
     }
 
@@ -105,6 +113,7 @@ impl CalibrateOptions {
             mixed_queue_depths: vec![2],
             log_write_bytes: vec![16 << 10, 128 << 10],
             log_file_bytes: 4 << 20,
+            fsync_beside_writers: vec![2],
             ..Self::new(dir)
         }
     }
@@ -116,7 +125,11 @@ impl CalibrateOptions {
 
     /// Points measured, for progress reports.
     pub fn point_count(&self) -> usize {
-        2 * self.queue_depths.len() + self.mixed_queue_depths.len() + self.log_write_bytes.len() + 1
+        2 * self.queue_depths.len()
+            + self.mixed_queue_depths.len()
+            + self.log_write_bytes.len()
+            + 1
+            + self.fsync_beside_writers.len()
     }
 
     /// Checks every field; the message names the option.
@@ -138,7 +151,12 @@ impl CalibrateOptions {
         if self.queue_depths.is_empty() {
             return Err("no queue depth to measure".into());
         }
-        for qd in self.queue_depths.iter().chain(&self.mixed_queue_depths) {
+        for qd in self
+            .queue_depths
+            .iter()
+            .chain(&self.mixed_queue_depths)
+            .chain(&self.fsync_beside_writers)
+        {
             if !(1..=QUEUE_DEPTH_MAX).contains(qd) {
                 return Err(format!("queue depth {qd}: 1 to {QUEUE_DEPTH_MAX} is accepted"));
             }
@@ -276,8 +294,6 @@ pub fn calibrate(
         progress(&format!("  {}", describe_point(&point)));
         points.push(point);
     }
-    data.close()?;
-
     let log = open_file(&log_path, IoMode::Buffered, true)?;
     log.set_len(options.log_file_bytes)?;
     let mut log_writes = Vec::new();
@@ -296,7 +312,26 @@ pub fn calibrate(
     progress(&format!(
         "  fdatasync after a 4 KiB append: mean {fsync_mean_us:.0} us, p99 {fsync_p99_us:.0} us"
     ));
+    let mut fsync_beside_writes = Vec::new();
+    for (index, writers) in options.fsync_beside_writers.iter().enumerate() {
+        let point = fsync_beside_writes_point(
+            &*log,
+            options.log_file_bytes,
+            &*data,
+            slots,
+            *writers,
+            options.duration_per_point,
+            stop,
+            1000 + index as u64,
+        )?;
+        progress(&format!(
+            "  fdatasync beside {} data writers ({:.0} writes/s): mean {:.0} us, p99 {:.0} us",
+            point.writers, point.write_iops, point.mean_latency_us, point.p99_latency_us
+        ));
+        fsync_beside_writes.push(point);
+    }
     log.close()?;
+    data.close()?;
 
     Ok(Measurements {
         request_bytes: REQUEST_BYTES,
@@ -304,6 +339,7 @@ pub fn calibrate(
         log_writes,
         fsync_mean_us,
         fsync_p99_us,
+        fsync_beside_writes,
         sequential_write_mb_per_s,
     })
 }
@@ -518,6 +554,18 @@ fn fsync_point(
     duration: Duration,
     stop: &AtomicBool,
 ) -> Result<(f64, f64), CalibrateError> {
+    let latencies = timed_syncs(log, log_file_bytes, duration, stop)?;
+    Ok((latencies.mean_us(), latencies.quantile_us(0.99) as f64))
+}
+
+/// 4 KiB appends for `duration`, each `fdatasync` timed alone (after the
+/// warm-up): the latencies.
+fn timed_syncs(
+    log: &dyn StorageBackend,
+    log_file_bytes: u64,
+    duration: Duration,
+    stop: &AtomicBool,
+) -> Result<Histogram, CalibrateError> {
     let mut buf = AlignedBuf::zeroed(FSYNC_APPEND_BYTES);
     SplitMix64::new(7).fill(&mut buf);
     let warmup = (duration / 10).min(WARMUP_MAX);
@@ -539,11 +587,79 @@ fn fsync_point(
         if begun >= measured_from && ended <= until {
             latencies.record(round_us(ended - begun));
         }
-        if ended >= until {
+        if ended >= until && latencies.count() >= SAMPLES_PER_THREAD_MIN {
             break;
         }
     }
-    Ok((latencies.mean_us(), latencies.quantile_us(0.99) as f64))
+    Ok(latencies)
+}
+
+/// The log's timed `fdatasync` (as [`fsync_point`]) while `writers`
+/// threads each keep one random 16 KiB write in flight on `data`.
+#[allow(clippy::too_many_arguments)]
+fn fsync_beside_writes_point(
+    log: &dyn StorageBackend,
+    log_file_bytes: u64,
+    data: &dyn StorageBackend,
+    slots: u64,
+    writers: u32,
+    duration: Duration,
+    stop: &AtomicBool,
+    seed: u64,
+) -> Result<FsyncBesideWrites, CalibrateError> {
+    // Set once the syncs are timed (or failed): the writers stop.
+    let finished = AtomicBool::new(false);
+    let warmup = (duration / 10).min(WARMUP_MAX);
+    let (syncs, writes) = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..writers)
+            .map(|thread| {
+                let finished = &finished;
+                scope.spawn(move || -> Result<(u64, Duration), StorageError> {
+                    let mut rng = SplitMix64::new(seed.wrapping_mul(1_000_003).wrapping_add(u64::from(thread)));
+                    let mut buf = AlignedBuf::zeroed(REQUEST_BYTES as usize);
+                    rng.fill(&mut buf);
+                    let started = Instant::now();
+                    let mut counted = 0u64;
+                    while !finished.load(Ordering::Relaxed) && !stop.load(Ordering::Relaxed) {
+                        let offset = (rng.next_u64() % slots) * u64::from(REQUEST_BYTES);
+                        let result = data.write(offset, &buf);
+                        if let Err(e) = result {
+                            finished.store(true, Ordering::Relaxed);
+                            return Err(e);
+                        }
+                        if started.elapsed() >= warmup {
+                            counted += 1;
+                        }
+                    }
+                    Ok((counted, started.elapsed().saturating_sub(warmup)))
+                })
+            })
+            .collect();
+        let syncs = timed_syncs(log, log_file_bytes, duration, stop);
+        finished.store(true, Ordering::Relaxed);
+        let writes: Vec<Result<(u64, Duration), StorageError>> = workers
+            .into_iter()
+            .map(|w| match w.join() {
+                Ok(tally) => tally,
+                Err(panic) => std::panic::resume_unwind(panic),
+            })
+            .collect();
+        (syncs, writes)
+    });
+    let latencies = syncs?;
+    let mut written = 0u64;
+    let mut window = Duration::ZERO;
+    for tally in writes {
+        let (count, measured) = tally?;
+        written += count;
+        window = window.max(measured);
+    }
+    Ok(FsyncBesideWrites {
+        writers,
+        write_iops: written as f64 / window.as_secs_f64().max(1e-9),
+        mean_latency_us: latencies.mean_us(),
+        p99_latency_us: latencies.quantile_us(0.99) as f64,
+    })
 }
 
 #[cfg(test)]
@@ -582,6 +698,11 @@ mod tests {
         assert_eq!(m.log_writes.len(), 2);
         assert!(m.log_writes.iter().all(|l| l.mb_per_s > 0.0));
         assert!(m.fsync_mean_us > 0.0 && m.sequential_write_mb_per_s > 0.0);
+        assert_eq!(m.fsync_beside_writes.len(), 1, "{:?}", m.fsync_beside_writes);
+        let beside = m.fsync_beside_writes[0];
+        assert_eq!(beside.writers, 2);
+        assert!(beside.write_iops > 0.0 && beside.mean_latency_us > 0.0, "{beside:?}");
+        m.fsync_cost().unwrap();
         assert!(lines.len() >= options.point_count(), "{lines:?}");
         let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
         assert!(left.is_empty(), "test files left behind: {left:?}");

@@ -10,7 +10,7 @@
 //! and a later run of the same configuration refuses a file that changed
 //! meanwhile instead of silently using other numbers.
 
-use flushwise_core::device::{split_calibrated_name, DeviceSpec, FREE_WRITES_PREFIX};
+use flushwise_core::device::{split_calibrated_name, DeviceSpec, FsyncCost, FREE_WRITES_PREFIX};
 
 use crate::preset::{content_hash, CalibratedPreset};
 
@@ -18,18 +18,19 @@ use crate::preset::{content_hash, CalibratedPreset};
 /// the file (its path). The device describes itself as
 /// `calibrated(LABEL#HASH)`, HASH being [`content_hash`] of `text`, so a
 /// run's configuration names the very preset it used.
-/// Its `fdatasync` cost is the preset's measured mean (`[measured]
-/// fsync_mean_us`; 0 without measurements), which the simulator charges
-/// where the engine fsyncs (see `simulation.rs`).
+/// Its `fdatasync` cost is the preset's measured curve (`[measured]
+/// fsync_mean_us` alone, each `[[fsync_beside_writes]]` at its writers;
+/// free without measurements), which the simulator charges where the
+/// engine fsyncs (see `simulation.rs`).
 pub fn calibrated_spec(text: &str, label: &str) -> Result<DeviceSpec, String> {
     let preset = CalibratedPreset::from_toml(text, &format!("{label}#{}", content_hash(text)))?;
-    let fsync_us = preset
-        .measurements
-        .as_ref()
-        .map_or(0, |m| m.fsync_mean_us.round().max(0.0) as u64);
+    let fsync = match &preset.measurements {
+        Some(m) => m.fsync_cost()?,
+        None => FsyncCost::default(),
+    };
     Ok(DeviceSpec::calibrated(preset.config)
         .map_err(|e| e.to_string())?
-        .with_fsync_us(fsync_us))
+        .with_fsync(fsync))
 }
 
 /// `(the free-writes prefix as written, or "", the rest of the name)`.
@@ -133,6 +134,26 @@ mod tests {
         for model in ["ssd", "wd-1tb-7200", "samsung-850-pro"] {
             assert_eq!(fsync_us(model).unwrap(), 0, "{model}");
         }
+        // With points beside data writers, the curve through them.
+        let beside = format!(
+            "{PRESET}[measured]\nrequest_bytes = 16384\nsequential_write_mb_per_s = 900.0\nfsync_mean_us = 100.0\nfsync_p99_us = 400.0\n\
+             [[fsync_beside_writes]]\nwriters = 4\nwrite_iops = 20000.0\nmean_latency_us = 400.0\np99_latency_us = 900.0\n"
+        );
+        std::fs::write(&path, beside).unwrap();
+        let spec = resolve_device(&name).unwrap();
+        assert_eq!(spec.fsync_us(), 100);
+        assert_eq!(spec.fsync_cost().beside_writes_us(2), 250);
+        assert_eq!(spec.fsync_cost().beside_writes_us(4), 400);
+        let twice = format!(
+            "{PRESET}[measured]\nrequest_bytes = 16384\nsequential_write_mb_per_s = 900.0\nfsync_mean_us = 100.0\nfsync_p99_us = 400.0\n\
+             [[fsync_beside_writes]]\nwriters = 0\nwrite_iops = 1.0\nmean_latency_us = 400.0\np99_latency_us = 900.0\n"
+        );
+        std::fs::write(&path, twice).unwrap();
+        let err = resolve_device(&name).unwrap_err();
+        assert!(
+            err.contains("disk.toml") && err.contains("writers must be >= 1"),
+            "{err}"
+        );
     }
 
     #[test]

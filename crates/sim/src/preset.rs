@@ -48,6 +48,12 @@
 //! mb_per_s = 47.4
 //! mean_latency_us = 345.0
 //! p99_latency_us = 1244.0
+//!
+//! [[fsync_beside_writes]]                  # optional: one per writers' count
+//! writers = 4                              # 16 KiB data writes in flight
+//! write_iops = 21415.0
+//! mean_latency_us = 395.0                  # the log's fdatasync meanwhile
+//! p99_latency_us = 751.0
 //! ```
 //!
 //! Only `[model]` is needed to build a device; the rest is the evidence.
@@ -59,7 +65,9 @@
 //! a parse error names the line and the key, a value out of range names
 //! its table and field.
 
-use flushwise_core::device::calibration::{Figures, LogWritePoint, MeasuredPoint, Measurements, Pattern};
+use flushwise_core::device::calibration::{
+    Figures, FsyncBesideWrites, LogWritePoint, MeasuredPoint, Measurements, Pattern,
+};
 use flushwise_core::device::{CalibratedConfig, DeviceError};
 use serde::{Deserialize, Serialize};
 
@@ -116,6 +124,8 @@ struct PresetFile {
     point: Vec<PointTable>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     log_write: Vec<LogWriteTable>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    fsync_beside_writes: Vec<FsyncBesideWritesTable>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -167,6 +177,15 @@ struct PointTable {
 struct LogWriteTable {
     write_bytes: u32,
     mb_per_s: f64,
+    mean_latency_us: f64,
+    p99_latency_us: f64,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FsyncBesideWritesTable {
+    writers: u32,
+    write_iops: f64,
     mean_latency_us: f64,
     p99_latency_us: f64,
 }
@@ -286,6 +305,16 @@ impl CalibratedPreset {
                         .collect(),
                     fsync_mean_us: t.fsync_mean_us,
                     fsync_p99_us: t.fsync_p99_us,
+                    fsync_beside_writes: file
+                        .fsync_beside_writes
+                        .into_iter()
+                        .map(|f| FsyncBesideWrites {
+                            writers: f.writers,
+                            write_iops: f.write_iops,
+                            mean_latency_us: f.mean_latency_us,
+                            p99_latency_us: f.p99_latency_us,
+                        })
+                        .collect(),
                     sequential_write_mb_per_s: t.sequential_write_mb_per_s,
                 };
                 measurements
@@ -293,8 +322,8 @@ impl CalibratedPreset {
                     .map_err(|reason| format!("[measured]: {reason}"))?;
                 Some(measurements)
             }
-            None if !file.point.is_empty() || !file.log_write.is_empty() => {
-                return Err("[[point]] and [[log_write]] need a [measured] table".into())
+            None if !file.point.is_empty() || !file.log_write.is_empty() || !file.fsync_beside_writes.is_empty() => {
+                return Err("[[point]], [[log_write]] and [[fsync_beside_writes]] need a [measured] table".into())
             }
             None => None,
         };
@@ -309,8 +338,8 @@ impl CalibratedPreset {
     /// three decimals; `from_toml` gives it back.
     pub fn to_toml(&self) -> Result<String, String> {
         let c = &self.config;
-        let (measured, point, log_write) = match &self.measurements {
-            None => (None, Vec::new(), Vec::new()),
+        let (measured, point, log_write, fsync_beside_writes) = match &self.measurements {
+            None => (None, Vec::new(), Vec::new(), Vec::new()),
             Some(m) => (
                 Some(MeasuredTable {
                     request_bytes: m.request_bytes,
@@ -340,6 +369,15 @@ impl CalibratedPreset {
                         p99_latency_us: rounded(l.p99_latency_us),
                     })
                     .collect(),
+                m.fsync_beside_writes
+                    .iter()
+                    .map(|f| FsyncBesideWritesTable {
+                        writers: f.writers,
+                        write_iops: rounded(f.write_iops),
+                        mean_latency_us: rounded(f.mean_latency_us),
+                        p99_latency_us: rounded(f.p99_latency_us),
+                    })
+                    .collect(),
             ),
         };
         let file = PresetFile {
@@ -357,6 +395,7 @@ impl CalibratedPreset {
             measured,
             point,
             log_write,
+            fsync_beside_writes,
         };
         let body = toml::to_string(&file).map_err(|e| format!("cannot write the preset as TOML: {e}"))?;
         Ok(format!("{HEADER}{body}"))
@@ -429,6 +468,12 @@ mod tests {
                 }],
                 fsync_mean_us: 206.0,
                 fsync_p99_us: 1028.0,
+                fsync_beside_writes: vec![FsyncBesideWrites {
+                    writers: 4,
+                    write_iops: 21415.25,
+                    mean_latency_us: 395.5,
+                    p99_latency_us: 751.0,
+                }],
                 sequential_write_mb_per_s: 826.0,
             }),
         }
@@ -560,7 +605,11 @@ mod tests {
             (format!("{model}[provenance]\ndir = 3\n"), &["line 9", "string"]),
             (
                 format!("{model}[[point]]\npattern = \"read\"\nqueue_depth = 1\n"),
-                &["[[point]] and [[log_write]] need a [measured] table"],
+                &["[[point]], [[log_write]] and [[fsync_beside_writes]] need a [measured] table"],
+            ),
+            (
+                format!("{model}[[fsync_beside_writes]]\nwriters = 2\nwrite_iops = 1.0\nmean_latency_us = 9.0\np99_latency_us = 9.0\n"),
+                &["need a [measured] table"],
             ),
             (format!("{model}read_iops 3\n"), &["line 8"]),
         ];

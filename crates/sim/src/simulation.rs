@@ -28,12 +28,17 @@
 //! - with doublewrite on, each write batch first goes sequentially to the
 //!   doublewrite area; batches do not wait for each other's doublewrite
 //!   slots. An fsync costs the data or log device's
-//!   `DeviceSpec::fsync_us` (a calibrated device's measured
-//!   `fdatasync`, 0 for the built-in models, which have no volatile write
-//!   cache) where the engine pays one (`Doublewrite::write_batch`): after
-//!   the doublewrite copy, and after the batch's last in-place write, whose
-//!   pages are all released together then; and after every log write. It
-//!   delays its waiter only, it does not occupy the device;
+//!   `DeviceSpec::fsync_cost` (a calibrated device's measured
+//!   `fdatasync`, free for the built-in models, which have no volatile
+//!   write cache) where the engine pays one (`Doublewrite::write_batch`):
+//!   after the doublewrite copy, and after the batch's last in-place
+//!   write, whose pages are all released together then; and after every
+//!   log write. Its cost follows the data writes in flight when it is
+//!   issued (a flush waits behind them, measured: `core::device::fsync`),
+//!   counted among the writes already submitted; the log's sees them only
+//!   when the log and the data are on the same device (the same name, as
+//!   the engine keeps both in one directory). It delays its waiter only,
+//!   it does not occupy the device;
 //! - a user's single-page flush is its doublewrite copy then its in-place
 //!   write, one after the other (5.6.15: both synchronous), in one of
 //!   `SimConfig::single_page_slots` doublewrite slots (5.6: 8); a user
@@ -55,10 +60,11 @@
 //! events when enabled); an agent is in exactly one wait at a time; every
 //! issued I/O completes exactly once.
 
-use std::collections::HashMap;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
 use std::time::Instant;
 
-use flushwise_core::device::{DeviceModel, IoKind, IoRequest};
+use flushwise_core::device::{DeviceModel, FsyncCost, IoKind, IoRequest};
 use flushwise_core::histogram::Histogram;
 use flushwise_core::{
     BufferPool, BufferPoolConfig, CheckpointReason, CleanerAction, DecisionLog, FixIntent, FixOutcome, FrameId,
@@ -220,8 +226,12 @@ pub struct Simulation {
     data_device: Box<dyn DeviceModel>,
     log_device: Box<dyn DeviceModel>,
     /// What an fsync of the data / log device costs (module doc).
-    data_fsync_us: TimeUs,
-    log_fsync_us: TimeUs,
+    data_fsync: FsyncCost,
+    log_fsync: FsyncCost,
+    /// Whether the log's fsync waits behind the data writes (one device).
+    log_beside_data: bool,
+    /// Completion times of the data writes submitted and not yet done.
+    data_writes_in_flight: BinaryHeap<Reverse<TimeUs>>,
     workload: Box<dyn Workload>,
     /// The change buffer's model, for workloads with secondary indexes.
     change_buffer: Option<SimChangeBuffer>,
@@ -358,7 +368,8 @@ impl Simulation {
         let agents_n = workload.fixed_agents().unwrap_or(config.connections);
         let data_spec = crate::device::resolve_device(&config.data_device).map_err(|e| format!("--device: {e}"))?;
         let log_spec = crate::device::resolve_device(&config.log_device).map_err(|e| format!("--log-device: {e}"))?;
-        let (data_fsync_us, log_fsync_us) = (data_spec.fsync_us(), log_spec.fsync_us());
+        let (data_fsync, log_fsync) = (data_spec.fsync_cost().clone(), log_spec.fsync_cost().clone());
+        let log_beside_data = config.log_device == config.data_device;
         let (data_device, log_device) = (data_spec.build(), log_spec.build());
         let sync_margin_bytes = pool.redo().margins.max_modified_age_sync_bytes;
         let cpu = (config.cpu_cores > 0).then(|| CpuCores::new(config.cpu_cores));
@@ -369,8 +380,10 @@ impl Simulation {
             cleaner,
             data_device,
             log_device,
-            data_fsync_us,
-            log_fsync_us,
+            data_fsync,
+            log_fsync,
+            log_beside_data,
+            data_writes_in_flight: BinaryHeap::new(),
             workload,
             change_buffer,
             queue: EventQueue::new(),
@@ -574,13 +587,13 @@ impl Simulation {
                 self.wake_cleaners(now, |s| s.wake_on_write_completion);
             }
             Event::InPlaceWriteDone { batch, frame } => {
-                let fsync_us = self.data_fsync_us;
+                let fsync_charged = self.data_fsync_charged();
                 let Some(b) = self.in_place_batches.get_mut(&batch) else {
                     return Err(format!("in-place write of unknown batch {batch}"));
                 };
                 b.in_flight -= 1;
                 let owner = b.owner;
-                if fsync_us == 0 {
+                if !fsync_charged {
                     self.queue.schedule(now, Event::WriteDone { frame, owner });
                 } else {
                     b.done.push(frame);
@@ -593,6 +606,7 @@ impl Simulation {
                 if finished {
                     if let Some(b) = self.in_place_batches.remove(&batch) {
                         // The tablespace's fsync, then the batch is let go.
+                        let fsync_us = self.data_fsync_us(now, now);
                         for frame in b.done {
                             self.queue.schedule(now + fsync_us, Event::WriteDone { frame, owner });
                         }
@@ -612,7 +626,7 @@ impl Simulation {
                             },
                         );
                         self.post_in_place(batch, now);
-                    } else if self.data_fsync_us == 0 {
+                    } else if !self.data_fsync_charged() {
                         for order in orders {
                             self.submit_in_place(order, owner, now);
                         }
@@ -620,7 +634,8 @@ impl Simulation {
                         // The engine fsyncs the tablespace after the last
                         // in-place write and only then lets the batch go.
                         let done: Vec<TimeUs> = orders.iter().map(|o| self.write_in_place(o.page, now)).collect();
-                        let released = done.iter().copied().max().unwrap_or(now) + self.data_fsync_us;
+                        let last = done.iter().copied().max().unwrap_or(now);
+                        let released = last + self.data_fsync_us(now, last);
                         for order in orders {
                             self.queue.schedule(
                                 released,
@@ -1005,12 +1020,17 @@ impl Simulation {
         self.log.in_flight = Some(end);
         self.log.writes += 1;
         self.log.bytes += bytes;
+        let writes_in_flight = if self.log_beside_data {
+            self.data_writes_in_flight_at(now, done)
+        } else {
+            0
+        };
+        let synced = done + self.log_fsync.beside_writes_us(writes_in_flight);
         if self.measuring {
             self.samples.log_writes += 1;
-            self.samples.log_write_us_sum += done + self.log_fsync_us - now;
+            self.samples.log_write_us_sum += synced - now;
         }
-        self.queue
-            .schedule(done + self.log_fsync_us, Event::LogWriteDone { end });
+        self.queue.schedule(synced, Event::LogWriteDone { end });
     }
 
     /// Writes a batch of pages. With the doublewrite buffer on (InnoDB's
@@ -1054,9 +1074,10 @@ impl Simulation {
             },
             now,
         );
+        self.note_data_write(now, done);
         self.doublewrite_batches.insert(batch, (orders, owner));
-        self.queue
-            .schedule(done + self.data_fsync_us, Event::DoublewriteDone { batch });
+        let fsync_us = self.data_fsync_us(now, done);
+        self.queue.schedule(done + fsync_us, Event::DoublewriteDone { batch });
     }
 
     /// Posts a bounded-depth batch's next in-place writes, up to
@@ -1088,14 +1109,57 @@ impl Simulation {
 
     /// Submits a page's in-place write; returns its completion.
     fn write_in_place(&mut self, page: flushwise_core::PageId, now: TimeUs) -> TimeUs {
-        self.data_device.submit(
+        let done = self.data_device.submit(
             IoRequest {
                 kind: IoKind::Write,
                 offset_bytes: self.workload.page_offset_bytes(page),
                 len_bytes: self.config.page_size_bytes,
             },
             now,
-        )
+        );
+        self.note_data_write(now, done);
+        done
+    }
+
+    /// Records a data write submitted at `now`, in flight until `done`
+    /// (forgetting those done by `now`: the heap holds only writes in flight).
+    fn note_data_write(&mut self, now: TimeUs, done: TimeUs) {
+        self.forget_data_writes_done(now);
+        self.data_writes_in_flight.push(Reverse(done));
+    }
+
+    fn forget_data_writes_done(&mut self, now: TimeUs) {
+        while self
+            .data_writes_in_flight
+            .peek()
+            .is_some_and(|Reverse(done)| *done <= now)
+        {
+            self.data_writes_in_flight.pop();
+        }
+    }
+
+    /// Data writes submitted by `now` that are still in flight at `at`
+    /// (>= `now`); forgets those done by `now`.
+    fn data_writes_in_flight_at(&mut self, now: TimeUs, at: TimeUs) -> usize {
+        self.forget_data_writes_done(now);
+        self.data_writes_in_flight
+            .iter()
+            .filter(|Reverse(done)| *done > at)
+            .count()
+    }
+
+    /// Whether a data fsync costs anything on this device.
+    fn data_fsync_charged(&self) -> bool {
+        self.data_fsync.varies_with_writes() || self.data_fsync.alone_us() > 0
+    }
+
+    /// What a data fsync issued at `at` costs, seen from `now`.
+    fn data_fsync_us(&mut self, now: TimeUs, at: TimeUs) -> TimeUs {
+        if !self.data_fsync_charged() {
+            return 0;
+        }
+        let writes_in_flight = self.data_writes_in_flight_at(now, at);
+        self.data_fsync.beside_writes_us(writes_in_flight)
     }
 
     fn submit_in_place(&mut self, order: WriteOrder, owner: Owner, now: TimeUs) {

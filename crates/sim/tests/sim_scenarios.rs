@@ -214,6 +214,63 @@ fn a_calibrated_devices_fsync_slows_commits_and_page_writes() {
     );
 }
 
+/// A log fsync waits behind the data writes in flight on its device
+/// (measured, `core::device::fsync`): with a preset whose fsync grows with
+/// them, a synced log write takes longer than with the same fsync alone,
+/// and only when the log is on the data's device.
+#[test]
+fn a_log_fsync_beside_data_writes_costs_more_on_a_shared_device() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = "format_version = 1\n[model]\nread_base_latency_us = 80.0\nwrite_base_latency_us = 80.0\n\
+                read_latency_per_outstanding_us = 10.0\nwrite_latency_per_outstanding_us = 10.0\n\
+                transfer_us_per_mib = 1000.0\n[measured]\nrequest_bytes = 16384\n\
+                sequential_write_mb_per_s = 900.0\nfsync_mean_us = 100.0\nfsync_p99_us = 100.0\n";
+    let beside = format!(
+        "{base}[[fsync_beside_writes]]\nwriters = 1\nwrite_iops = 9000.0\nmean_latency_us = 400.0\np99_latency_us = 900.0\n"
+    );
+    let pinned = |name: &str, text: &str| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        flushwise_sim::pin_device(&format!("calibrated:{}", path.display())).unwrap()
+    };
+    let (flat, curve, log_apart) = (
+        pinned("flat.toml", base),
+        pinned("curve.toml", &beside),
+        pinned("log.toml", &beside),
+    );
+    let result = |data: &str, log: &str| {
+        run(SimConfig {
+            data_device: data.to_string(),
+            log_device: log.to_string(),
+            buffer_pool_bytes: 8 << 20,
+            ..small("mysql56", 9)
+        })
+        .0
+    };
+    let synced = |r: &flushwise_sim::RunResult| r.log_synced_write_us_mean.expect("log writes synced");
+    let (alone, shared, apart) = (result(&flat, &flat), result(&curve, &curve), result(&curve, &log_apart));
+    assert!(
+        shared.figures.async_writes + shared.figures.sync_replacement_writes > 1000,
+        "{shared:?}"
+    );
+    assert!(
+        synced(&shared) > synced(&alone) + 50.0,
+        "shared device: {} us, the fsync alone: {} us",
+        synced(&shared),
+        synced(&alone)
+    );
+    // A log of its own sees no data write: its fsync is the alone figure,
+    // so its synced write costs what the flat preset's does (the runs
+    // differ elsewhere, the data device's flushes being dearer).
+    assert!(
+        (synced(&apart) - synced(&alone)).abs() < 20.0,
+        "log apart: {} us, flat: {} us",
+        synced(&apart),
+        synced(&alone)
+    );
+    assert_eq!(shared, result(&curve, &curve), "deterministic");
+}
+
 /// A doublewrite batch's in-place writes posted 16 at a time (the engine)
 /// instead of all at once (5.6.15's AIO): every write still completes
 /// once, the run differs, and a depth of 0 keeps the configuration hash of

@@ -23,6 +23,10 @@
 //! followed by `fdatasync`, one at a time, as the redo log writes and
 //! syncs a group commit. `fsync_*` is the `fdatasync` after a 4 KiB log
 //! append alone: what a commit waits for beyond its write.
+//! [`FsyncBesideWrites`] is the same `fdatasync` while k threads each keep
+//! one 16 KiB data write in flight on the same device: a flush waits
+//! behind them, and [`Measurements::fsync_cost`] makes the curve the
+//! simulator charges ([`super::fsync`]).
 //!
 //! # How the fit works
 //! The model ([`super::calibrated`]) gives a request base + per_outstanding
@@ -45,6 +49,7 @@
 //!    over size.
 
 use super::calibrated::{CalibratedConfig, CalibratedModel};
+use super::fsync::{FsyncCost, FsyncPoint};
 use super::{DeviceModel, IoKind, IoRequest};
 use crate::histogram::Histogram;
 use crate::types::{TimeUs, SECOND_US};
@@ -139,6 +144,19 @@ pub struct LogWritePoint {
     pub p99_latency_us: f64,
 }
 
+/// A log append's `fdatasync` while `writers` threads keep one 16 KiB
+/// data write each in flight on the same device (the flush waits behind
+/// them: [`super::fsync`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FsyncBesideWrites {
+    pub writers: u32,
+    /// The writers' completed writes per second meanwhile.
+    pub write_iops: f64,
+    /// Latency of the `fdatasync` alone (the append before it not counted).
+    pub mean_latency_us: f64,
+    pub p99_latency_us: f64,
+}
+
 /// Everything one calibration measured.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Measurements {
@@ -149,11 +167,29 @@ pub struct Measurements {
     /// `fdatasync` after a 4 KiB log append.
     pub fsync_mean_us: f64,
     pub fsync_p99_us: f64,
+    /// The same `fdatasync` beside data writers (empty in presets written
+    /// before session 23: the cost is then `fsync_mean_us` whatever is in
+    /// flight).
+    pub fsync_beside_writes: Vec<FsyncBesideWrites>,
     /// Filling the test file with 1 MiB direct writes, fsynced at the end.
     pub sequential_write_mb_per_s: f64,
 }
 
 impl Measurements {
+    /// The `fdatasync` cost curve: `fsync_mean_us` alone, each
+    /// `fsync_beside_writes` point at its writers' count.
+    pub fn fsync_cost(&self) -> Result<FsyncCost, String> {
+        let beside: Vec<FsyncPoint> = self
+            .fsync_beside_writes
+            .iter()
+            .map(|f| FsyncPoint {
+                writes_in_flight: f.writers,
+                fsync_us: f.mean_latency_us,
+            })
+            .collect();
+        FsyncCost::new(self.fsync_mean_us, &beside)
+    }
+
     /// The single-direction point of `pattern` at `queue_depth`, if measured.
     pub fn point(&self, pattern: Pattern, queue_depth: u32) -> Option<&MeasuredPoint> {
         self.points
@@ -207,6 +243,16 @@ impl Measurements {
         }
         finite("fsync_mean_us", self.fsync_mean_us)?;
         finite("fsync_p99_us", self.fsync_p99_us)?;
+        for (i, f) in self.fsync_beside_writes.iter().enumerate() {
+            let n = i + 1;
+            if f.writers == 0 {
+                return Err(format!("fsync beside writes {n}: writers must be >= 1"));
+            }
+            finite(&format!("fsync beside writes {n}: write_iops"), f.write_iops)?;
+            finite(&format!("fsync beside writes {n}: mean_latency_us"), f.mean_latency_us)?;
+            finite(&format!("fsync beside writes {n}: p99_latency_us"), f.p99_latency_us)?;
+        }
+        self.fsync_cost()?;
         finite("sequential_write_mb_per_s", self.sequential_write_mb_per_s)?;
         Ok(())
     }
@@ -535,8 +581,40 @@ mod tests {
             log_writes,
             fsync_mean_us: 200.0,
             fsync_p99_us: 900.0,
+            fsync_beside_writes: vec![
+                FsyncBesideWrites {
+                    writers: 1,
+                    write_iops: 9000.0,
+                    mean_latency_us: 260.0,
+                    p99_latency_us: 1000.0,
+                },
+                FsyncBesideWrites {
+                    writers: 4,
+                    write_iops: 20000.0,
+                    mean_latency_us: 500.0,
+                    p99_latency_us: 1500.0,
+                },
+            ],
             sequential_write_mb_per_s: 800.0,
         }
+    }
+
+    #[test]
+    fn the_fsync_curve_runs_through_the_measured_points() {
+        let measurements = measured_on(&truth());
+        let cost = measurements.fsync_cost().unwrap();
+        assert_eq!(cost.alone_us(), 200);
+        assert_eq!(cost.beside_writes_us(1), 260);
+        assert_eq!(cost.beside_writes_us(4), 500);
+        assert_eq!(cost.beside_writes_us(2), 340);
+        let mut twice = measurements.clone();
+        twice.fsync_beside_writes[1].writers = 1;
+        let e = twice.validate().unwrap_err();
+        assert!(e.contains("twice at 1"), "{e}");
+        let mut none = measurements;
+        none.fsync_beside_writes[0].writers = 0;
+        let e = none.validate().unwrap_err();
+        assert!(e.contains("fsync beside writes 1: writers"), "{e}");
     }
 
     #[test]

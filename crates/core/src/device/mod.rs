@@ -47,11 +47,13 @@
 pub mod calibrated;
 pub mod calibration;
 pub mod constant;
+pub mod fsync;
 pub mod hdd;
 pub mod ssd;
 
 pub use calibrated::{CalibratedConfig, CalibratedModel};
 pub use constant::{ConstantConfig, ConstantModel};
+pub use fsync::{FsyncCost, FsyncPoint};
 pub use hdd::{HddConfig, HddModel};
 pub use ssd::{SsdConfig, SsdModel};
 
@@ -276,12 +278,13 @@ pub fn split_calibrated_name(name: &str) -> Option<(&str, Option<&str>)> {
 #[derive(Clone, Debug)]
 pub struct DeviceSpec {
     prototype: Prototype,
-    /// What one `fdatasync` of the device costs (0: the built-in models
-    /// have no volatile write cache, so a completed write is durable; a
-    /// calibrated device carries its measured mean). Not part of
-    /// `build()`'s model (the trait has no flush): a shell charges it
-    /// where the engine fsyncs.
-    fsync_us: TimeUs,
+    /// What one `fdatasync` of the device costs (free: the built-in
+    /// models have no volatile write cache, so a completed write is
+    /// durable; a calibrated device carries its measured curve over the
+    /// data writes in flight, [`fsync`]). Not part of `build()`'s model
+    /// (the trait has no flush): a shell charges it where the engine
+    /// fsyncs.
+    fsync: FsyncCost,
 }
 
 /// A freshly constructed (never submitted to) model; `build` clones it.
@@ -374,7 +377,7 @@ impl DeviceSpec {
             }
             return Ok(DeviceSpec {
                 prototype: Prototype::FreeWrites(Box::new(inner.prototype)),
-                fsync_us: 0,
+                fsync: FsyncCost::default(),
             });
         }
         let unknown = || DeviceError::UnknownName { name: name.to_string() };
@@ -408,28 +411,28 @@ impl DeviceSpec {
     pub fn ssd(config: SsdConfig) -> Result<DeviceSpec, DeviceError> {
         Ok(DeviceSpec {
             prototype: Prototype::Ssd(SsdModel::new(config)?),
-            fsync_us: 0,
+            fsync: FsyncCost::default(),
         })
     }
 
     pub fn hdd(config: HddConfig) -> Result<DeviceSpec, DeviceError> {
         Ok(DeviceSpec {
             prototype: Prototype::Hdd(HddModel::new(config)?),
-            fsync_us: 0,
+            fsync: FsyncCost::default(),
         })
     }
 
     pub fn constant(config: ConstantConfig) -> Result<DeviceSpec, DeviceError> {
         Ok(DeviceSpec {
             prototype: Prototype::Constant(ConstantModel::new(config)?),
-            fsync_us: 0,
+            fsync: FsyncCost::default(),
         })
     }
 
     pub fn calibrated(config: CalibratedConfig) -> Result<DeviceSpec, DeviceError> {
         Ok(DeviceSpec {
             prototype: Prototype::Calibrated(CalibratedModel::new(config)?),
-            fsync_us: 0,
+            fsync: FsyncCost::default(),
         })
     }
 
@@ -443,20 +446,25 @@ impl DeviceSpec {
         }
         Ok(DeviceSpec {
             prototype: Prototype::FreeWrites(Box::new(self.prototype)),
-            fsync_us: 0,
+            fsync: FsyncCost::default(),
         })
     }
 
     /// The same device with a measured `fdatasync` cost (see the field).
-    pub fn with_fsync_us(mut self, fsync_us: TimeUs) -> DeviceSpec {
-        self.fsync_us = fsync_us;
+    pub fn with_fsync(mut self, fsync: FsyncCost) -> DeviceSpec {
+        self.fsync = fsync;
         self
     }
 
-    /// What one `fdatasync` costs on this device, µs (0 for the built-in
-    /// models and for a free-writes device).
+    /// What one `fdatasync` costs on this device with nothing else in
+    /// flight, µs (0 for the built-in models and for a free-writes device).
     pub fn fsync_us(&self) -> TimeUs {
-        self.fsync_us
+        self.fsync.alone_us()
+    }
+
+    /// The whole `fdatasync` cost curve (see [`fsync`]).
+    pub fn fsync_cost(&self) -> &FsyncCost {
+        &self.fsync
     }
 
     /// `ssd`, `hdd`, `constant` or `calibrated` (a free-writes device: its inner kind).
