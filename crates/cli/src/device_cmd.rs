@@ -12,7 +12,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use flushwise_core::device::calibration::{self, Comparison, DirectionComparison, Measurements};
-use flushwise_core::device::{CalibratedConfig, DeviceSpec};
+use flushwise_core::device::{CalibratedConfig, DeviceSpec, IoKind};
 use flushwise_engine::calibrate::CalibrateOptions;
 use flushwise_engine::storage::{is_tmpfs, IoMode};
 use flushwise_lab::database::human_bytes;
@@ -178,16 +178,23 @@ fn table(
         "fdatasync after a 4 KiB append: mean {:.0} us, p99 {:.0} us\n",
         m.fsync_mean_us, m.fsync_p99_us
     ));
-    if !m.fsync_beside_writes.is_empty() {
-        out.push_str("the same fdatasync beside k threads writing 16 KiB pages (the simulator charges a flush by the data writes in flight):\n");
+    if !m.fsync_beside.is_empty() {
+        out.push_str(
+            "the same fdatasync beside k threads reading or writing 16 KiB pages \
+             (the simulator charges a flush by the data requests in flight):\n",
+        );
         out.push_str(&format!(
-            "{:>8} {:>9} {:>8} {:>8}\n",
-            "writers", "writes/s", "mean us", "p99 us"
+            "{:>6} {:>4} {:>9} {:>8} {:>8}\n",
+            "kind", "k", "IOPS", "mean us", "p99 us"
         ));
-        for f in &m.fsync_beside_writes {
+        for f in &m.fsync_beside {
             out.push_str(&format!(
-                "{:>8} {:>9.0} {:>8.0} {:>8.0}\n",
-                f.writers, f.write_iops, f.mean_latency_us, f.p99_latency_us
+                "{:>6} {:>4} {:>9.0} {:>8.0} {:>8.0}\n",
+                io_kind_name(f.kind),
+                f.in_flight,
+                f.iops,
+                f.mean_latency_us,
+                f.p99_latency_us
             ));
         }
     }
@@ -216,6 +223,13 @@ fn table(
         out_path.display()
     ));
     out
+}
+
+fn io_kind_name(kind: IoKind) -> &'static str {
+    match kind {
+        IoKind::Read => "read",
+        IoKind::Write => "write",
+    }
 }
 
 fn figures_json(f: &calibration::Figures) -> Value {
@@ -284,9 +298,10 @@ fn json_record(
         })).collect::<Vec<_>>(),
         "fsync_mean_us": m.fsync_mean_us,
         "fsync_p99_us": m.fsync_p99_us,
-        "fsync_beside_writes": m.fsync_beside_writes.iter().map(|f| json!({
-            "writers": f.writers,
-            "write_iops": f.write_iops,
+        "fsync_beside": m.fsync_beside.iter().map(|f| json!({
+            "kind": io_kind_name(f.kind),
+            "in_flight": f.in_flight,
+            "iops": f.iops,
             "mean_latency_us": f.mean_latency_us,
             "p99_latency_us": f.p99_latency_us,
         })).collect::<Vec<_>>(),

@@ -23,9 +23,10 @@
 //!    much writes slow reads;
 //! 4. sequential log appends of each size, each followed by `fdatasync`;
 //! 5. `fdatasync` after a 4 KiB log append, timed alone;
-//! 6. the same beside k threads writing 16 KiB pages at random into the
-//!    data file (`fsync_beside_writers`): a flush waits behind the data
-//!    writes in flight (`flushwise_core::device::fsync`).
+//! 6. the same beside k threads reading, then k threads writing, 16 KiB
+//!    pages at random in the data file (`fsync_beside_counts`): a flush
+//!    waits behind the data requests in flight
+//!    (`flushwise_core::device::fsync`).
 //!
 //! Both test files (`flushwise-calibrate-<pid>.data` and `.log` in the
 //! directory) are removed when the run ends, whether it succeeded, failed
@@ -40,9 +41,8 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use flushwise_core::device::calibration::{
-    Figures, FsyncBesideWrites, LogWritePoint, MeasuredPoint, Measurements, Pattern,
-};
+use flushwise_core::device::calibration::{Figures, FsyncBeside, LogWritePoint, MeasuredPoint, Measurements, Pattern};
+use flushwise_core::device::IoKind;
 use flushwise_core::histogram::Histogram;
 
 use crate::rng::SplitMix64;
@@ -82,14 +82,17 @@ pub struct CalibrateOptions {
     pub log_write_bytes: Vec<u32>,
     /// Size of the log test file (appends wrap around in it).
     pub log_file_bytes: u64,
-    /// Data writers beside which the log's `fdatasync` is timed again.
-    pub fsync_beside_writers: Vec<u32>,
+    /// Data readers, then writers, beside which the log's `fdatasync` is
+    /// timed again.
+    pub fsync_beside_counts: Vec<u32>,
 }
 
 impl CalibrateOptions {
     /// The default run: 1 GiB file, 2 s a point, QD 1-32, mixed at 1, 4 and
-    /// 16, log appends of 16 KiB to 512 KiB, the fsync beside 1 to 16
-    /// writers (about 55 s of points plus the fill).
+    /// 16, log appends of 16 KiB to 512 KiB, the fsync beside 1 to 128
+    /// readers and 1 to 128 writers (about 90 s of points plus the fill;
+    /// the engine posts a batch's in-place writes all at once through
+    /// io_uring, so a flush may meet far more than 16 in flight).
     pub fn new(dir: impl Into<PathBuf>) -> Self {
         Self {
             dir: dir.into(),
@@ -100,7 +103,7 @@ impl CalibrateOptions {
             mixed_queue_depths: vec![1, 4, 16],
             log_write_bytes: vec![16 << 10, 64 << 10, 128 << 10, 512 << 10],
             log_file_bytes: 64 << 20,
-            fsync_beside_writers: vec![1, 2, 4, 8, 16],
+            fsync_beside_counts: vec![1, 2, 4, 8, 16, 32, 64, 128],
         }
     }
 
@@ -113,7 +116,7 @@ impl CalibrateOptions {
             mixed_queue_depths: vec![2],
             log_write_bytes: vec![16 << 10, 128 << 10],
             log_file_bytes: 4 << 20,
-            fsync_beside_writers: vec![2],
+            fsync_beside_counts: vec![2],
             ..Self::new(dir)
         }
     }
@@ -129,7 +132,7 @@ impl CalibrateOptions {
             + self.mixed_queue_depths.len()
             + self.log_write_bytes.len()
             + 1
-            + self.fsync_beside_writers.len()
+            + 2 * self.fsync_beside_counts.len()
     }
 
     /// Checks every field; the message names the option.
@@ -155,7 +158,7 @@ impl CalibrateOptions {
             .queue_depths
             .iter()
             .chain(&self.mixed_queue_depths)
-            .chain(&self.fsync_beside_writers)
+            .chain(&self.fsync_beside_counts)
         {
             if !(1..=QUEUE_DEPTH_MAX).contains(qd) {
                 return Err(format!("queue depth {qd}: 1 to {QUEUE_DEPTH_MAX} is accepted"));
@@ -312,23 +315,31 @@ pub fn calibrate(
     progress(&format!(
         "  fdatasync after a 4 KiB append: mean {fsync_mean_us:.0} us, p99 {fsync_p99_us:.0} us"
     ));
-    let mut fsync_beside_writes = Vec::new();
-    for (index, writers) in options.fsync_beside_writers.iter().enumerate() {
-        let point = fsync_beside_writes_point(
+    let mut fsync_beside = Vec::new();
+    let plan = [IoKind::Read, IoKind::Write]
+        .into_iter()
+        .flat_map(|kind| options.fsync_beside_counts.iter().map(move |count| (kind, *count)));
+    for (index, (kind, count)) in plan.enumerate() {
+        let point = fsync_beside_point(
             &*log,
             options.log_file_bytes,
             &*data,
             slots,
-            *writers,
+            kind,
+            count,
             options.duration_per_point,
             stop,
             1000 + index as u64,
         )?;
         progress(&format!(
-            "  fdatasync beside {} data writers ({:.0} writes/s): mean {:.0} us, p99 {:.0} us",
-            point.writers, point.write_iops, point.mean_latency_us, point.p99_latency_us
+            "  fdatasync beside {} data {} ({:.0}/s): mean {:.0} us, p99 {:.0} us",
+            point.in_flight,
+            if kind == IoKind::Read { "readers" } else { "writers" },
+            point.iops,
+            point.mean_latency_us,
+            point.p99_latency_us
         ));
-        fsync_beside_writes.push(point);
+        fsync_beside.push(point);
     }
     log.close()?;
     data.close()?;
@@ -339,7 +350,7 @@ pub fn calibrate(
         log_writes,
         fsync_mean_us,
         fsync_p99_us,
-        fsync_beside_writes,
+        fsync_beside,
         sequential_write_mb_per_s,
     })
 }
@@ -594,24 +605,26 @@ fn timed_syncs(
     Ok(latencies)
 }
 
-/// The log's timed `fdatasync` (as [`fsync_point`]) while `writers`
-/// threads each keep one random 16 KiB write in flight on `data`.
+/// The log's timed `fdatasync` (as [`fsync_point`]) while `count`
+/// threads each keep one random 16 KiB request of `kind` in flight on
+/// `data`.
 #[allow(clippy::too_many_arguments)]
-fn fsync_beside_writes_point(
+fn fsync_beside_point(
     log: &dyn StorageBackend,
     log_file_bytes: u64,
     data: &dyn StorageBackend,
     slots: u64,
-    writers: u32,
+    kind: IoKind,
+    count: u32,
     duration: Duration,
     stop: &AtomicBool,
     seed: u64,
-) -> Result<FsyncBesideWrites, CalibrateError> {
-    // Set once the syncs are timed (or failed): the writers stop.
+) -> Result<FsyncBeside, CalibrateError> {
+    // Set once the syncs are timed (or failed): the threads stop.
     let finished = AtomicBool::new(false);
     let warmup = (duration / 10).min(WARMUP_MAX);
     let (syncs, writes) = std::thread::scope(|scope| {
-        let workers: Vec<_> = (0..writers)
+        let workers: Vec<_> = (0..count)
             .map(|thread| {
                 let finished = &finished;
                 scope.spawn(move || -> Result<(u64, Duration), StorageError> {
@@ -622,7 +635,10 @@ fn fsync_beside_writes_point(
                     let mut counted = 0u64;
                     while !finished.load(Ordering::Relaxed) && !stop.load(Ordering::Relaxed) {
                         let offset = (rng.next_u64() % slots) * u64::from(REQUEST_BYTES);
-                        let result = data.write(offset, &buf);
+                        let result = match kind {
+                            IoKind::Read => data.read(offset, &mut buf),
+                            IoKind::Write => data.write(offset, &buf),
+                        };
                         if let Err(e) = result {
                             finished.store(true, Ordering::Relaxed);
                             return Err(e);
@@ -654,9 +670,10 @@ fn fsync_beside_writes_point(
         written += count;
         window = window.max(measured);
     }
-    Ok(FsyncBesideWrites {
-        writers,
-        write_iops: written as f64 / window.as_secs_f64().max(1e-9),
+    Ok(FsyncBeside {
+        kind,
+        in_flight: count,
+        iops: written as f64 / window.as_secs_f64().max(1e-9),
         mean_latency_us: latencies.mean_us(),
         p99_latency_us: latencies.quantile_us(0.99) as f64,
     })
@@ -698,10 +715,11 @@ mod tests {
         assert_eq!(m.log_writes.len(), 2);
         assert!(m.log_writes.iter().all(|l| l.mb_per_s > 0.0));
         assert!(m.fsync_mean_us > 0.0 && m.sequential_write_mb_per_s > 0.0);
-        assert_eq!(m.fsync_beside_writes.len(), 1, "{:?}", m.fsync_beside_writes);
-        let beside = m.fsync_beside_writes[0];
-        assert_eq!(beside.writers, 2);
-        assert!(beside.write_iops > 0.0 && beside.mean_latency_us > 0.0, "{beside:?}");
+        assert_eq!(m.fsync_beside.len(), 2, "{:?}", m.fsync_beside);
+        for (beside, kind) in m.fsync_beside.iter().zip([IoKind::Read, IoKind::Write]) {
+            assert_eq!((beside.kind, beside.in_flight), (kind, 2));
+            assert!(beside.iops > 0.0 && beside.mean_latency_us > 0.0, "{beside:?}");
+        }
         m.fsync_cost().unwrap();
         assert!(lines.len() >= options.point_count(), "{lines:?}");
         let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();

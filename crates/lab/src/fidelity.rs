@@ -422,14 +422,17 @@ pub fn run(
                 let replay = crate::sim_runner::run_one(config, None)?.result;
                 // Traces are large; the CPU costs beside them stay.
                 std::fs::remove_file(&trace).map_err(|e| format!("{}: cannot remove: {e}", trace.display()))?;
+                let us = |v: Option<f64>| v.map_or_else(|| "-".to_string(), |v| format!("{v:.0}"));
                 progress(&format!(
-                    "  NOPM {:.0} / {:.0}, sync writes {:.1} / {:.1} %, dirty {:.1} / {:.1} % (engine / replay), engine lock waits {lock_wait_us_per_txn:.0} us per txn{}",
+                    "  NOPM {:.0} / {:.0}, sync writes {:.1} / {:.1} %, dirty {:.1} / {:.1} %, synced log write {} / {} us (engine / replay), engine lock waits {lock_wait_us_per_txn:.0} us per txn{}",
                     engine.figures.nopm,
                     replay.figures.nopm,
                     engine.figures.sync_write_pct,
                     replay.figures.sync_write_pct,
                     engine.dirty_pct_avg,
                     replay.dirty_pct_avg,
+                    us(engine.log_synced_write_us_mean),
+                    us(replay.log_synced_write_us_mean),
                     if replay.partial {
                         format!(
                             "; the replay ran out of trace {:.1} s into its window",
@@ -489,6 +492,23 @@ fn runs_csv_text(runs: &[FidelityRun], seed: u64, device: &str) -> String {
                 "engine_lock_wait_us_per_txn".into(),
                 format!("{:.1}", r.engine_lock_wait_us_per_txn),
             ),
+        ]);
+        // Where a transaction's time goes, in both (the named causes of a
+        // NOPM gap; empty where a shell did not measure it).
+        let optional = |v: Option<f64>| v.map_or_else(String::new, |v| format!("{v:.1}"));
+        for (key, of) in [
+            (
+                "read_device_us_mean",
+                (|r: &RunResult| r.read_split.as_ref().map(|s| s.device_us_mean)) as fn(&RunResult) -> Option<f64>,
+            ),
+            ("core_wait_us_per_txn", |r: &RunResult| r.core_wait_us_per_txn),
+            ("commit_wait_us_per_txn", |r: &RunResult| r.commit_wait_us_per_txn),
+            ("log_synced_write_us_mean", |r: &RunResult| r.log_synced_write_us_mean),
+        ] {
+            row.push((format!("engine_{key}"), optional(of(&r.engine))));
+            row.push((format!("replay_{key}"), optional(of(&r.replay))));
+        }
+        row.extend([
             ("seed".into(), seed.to_string()),
             ("engine_seed".into(), r.engine.seed.to_string()),
             ("replay_seed".into(), r.replay.seed.to_string()),

@@ -18,9 +18,9 @@ use crate::preset::{content_hash, CalibratedPreset};
 /// the file (its path). The device describes itself as
 /// `calibrated(LABEL#HASH)`, HASH being [`content_hash`] of `text`, so a
 /// run's configuration names the very preset it used.
-/// Its `fdatasync` cost is the preset's measured curve (`[measured]
-/// fsync_mean_us` alone, each `[[fsync_beside_writes]]` at its writers;
-/// free without measurements), which the simulator charges where the
+/// Its `fdatasync` cost is the preset's measured model (`[measured]
+/// fsync_mean_us` alone, each `[[fsync_beside]]` point at its count of
+/// its kind; free without measurements), which the simulator charges where the
 /// engine fsyncs (see `simulation.rs`).
 pub fn calibrated_spec(text: &str, label: &str) -> Result<DeviceSpec, String> {
     let preset = CalibratedPreset::from_toml(text, &format!("{label}#{}", content_hash(text)))?;
@@ -137,21 +137,23 @@ mod tests {
         // With points beside data writers, the curve through them.
         let beside = format!(
             "{PRESET}[measured]\nrequest_bytes = 16384\nsequential_write_mb_per_s = 900.0\nfsync_mean_us = 100.0\nfsync_p99_us = 400.0\n\
-             [[fsync_beside_writes]]\nwriters = 4\nwrite_iops = 20000.0\nmean_latency_us = 400.0\np99_latency_us = 900.0\n"
+             [[fsync_beside]]\nkind = \"write\"\nin_flight = 4\niops = 20000.0\nmean_latency_us = 400.0\np99_latency_us = 900.0\n\
+             [[fsync_beside]]\nkind = \"read\"\nin_flight = 2\niops = 20000.0\nmean_latency_us = 300.0\np99_latency_us = 900.0\n"
         );
         std::fs::write(&path, beside).unwrap();
         let spec = resolve_device(&name).unwrap();
         assert_eq!(spec.fsync_us(), 100);
-        assert_eq!(spec.fsync_cost().beside_writes_us(2), 250);
-        assert_eq!(spec.fsync_cost().beside_writes_us(4), 400);
-        let twice = format!(
+        assert_eq!(spec.fsync_cost().beside_us(0, 2), 250);
+        assert_eq!(spec.fsync_cost().beside_us(0, 4), 400);
+        assert_eq!(spec.fsync_cost().beside_us(2, 4), 600);
+        let zero = format!(
             "{PRESET}[measured]\nrequest_bytes = 16384\nsequential_write_mb_per_s = 900.0\nfsync_mean_us = 100.0\nfsync_p99_us = 400.0\n\
-             [[fsync_beside_writes]]\nwriters = 0\nwrite_iops = 1.0\nmean_latency_us = 400.0\np99_latency_us = 900.0\n"
+             [[fsync_beside]]\nkind = \"write\"\nin_flight = 0\niops = 1.0\nmean_latency_us = 400.0\np99_latency_us = 900.0\n"
         );
-        std::fs::write(&path, twice).unwrap();
+        std::fs::write(&path, zero).unwrap();
         let err = resolve_device(&name).unwrap_err();
         assert!(
-            err.contains("disk.toml") && err.contains("writers must be >= 1"),
+            err.contains("disk.toml") && err.contains("in_flight must be >= 1"),
             "{err}"
         );
     }

@@ -49,9 +49,10 @@
 //! mean_latency_us = 345.0
 //! p99_latency_us = 1244.0
 //!
-//! [[fsync_beside_writes]]                  # optional: one per writers' count
-//! writers = 4                              # 16 KiB data writes in flight
-//! write_iops = 21415.0
+//! [[fsync_beside]]                         # optional: one per kind and count
+//! kind = "write"                           # read | write
+//! in_flight = 4                            # 16 KiB data requests in flight
+//! iops = 21415.0                           # theirs, meanwhile
 //! mean_latency_us = 395.0                  # the log's fdatasync meanwhile
 //! p99_latency_us = 751.0
 //! ```
@@ -65,10 +66,8 @@
 //! a parse error names the line and the key, a value out of range names
 //! its table and field.
 
-use flushwise_core::device::calibration::{
-    Figures, FsyncBesideWrites, LogWritePoint, MeasuredPoint, Measurements, Pattern,
-};
-use flushwise_core::device::{CalibratedConfig, DeviceError};
+use flushwise_core::device::calibration::{Figures, FsyncBeside, LogWritePoint, MeasuredPoint, Measurements, Pattern};
+use flushwise_core::device::{CalibratedConfig, DeviceError, IoKind};
 use serde::{Deserialize, Serialize};
 
 /// The only `format_version` written and read.
@@ -125,7 +124,7 @@ struct PresetFile {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     log_write: Vec<LogWriteTable>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    fsync_beside_writes: Vec<FsyncBesideWritesTable>,
+    fsync_beside: Vec<FsyncBesideTable>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -183,9 +182,10 @@ struct LogWriteTable {
 
 #[derive(Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct FsyncBesideWritesTable {
-    writers: u32,
-    write_iops: f64,
+struct FsyncBesideTable {
+    kind: String,
+    in_flight: u32,
+    iops: f64,
     mean_latency_us: f64,
     p99_latency_us: f64,
 }
@@ -305,16 +305,30 @@ impl CalibratedPreset {
                         .collect(),
                     fsync_mean_us: t.fsync_mean_us,
                     fsync_p99_us: t.fsync_p99_us,
-                    fsync_beside_writes: file
-                        .fsync_beside_writes
+                    fsync_beside: file
+                        .fsync_beside
                         .into_iter()
-                        .map(|f| FsyncBesideWrites {
-                            writers: f.writers,
-                            write_iops: f.write_iops,
-                            mean_latency_us: f.mean_latency_us,
-                            p99_latency_us: f.p99_latency_us,
+                        .enumerate()
+                        .map(|(i, f)| {
+                            let kind = match f.kind.as_str() {
+                                "read" => IoKind::Read,
+                                "write" => IoKind::Write,
+                                other => {
+                                    return Err(format!(
+                                        "[[fsync_beside]] {}: `kind` {other:?} is not one of read, write",
+                                        i + 1
+                                    ))
+                                }
+                            };
+                            Ok(FsyncBeside {
+                                kind,
+                                in_flight: f.in_flight,
+                                iops: f.iops,
+                                mean_latency_us: f.mean_latency_us,
+                                p99_latency_us: f.p99_latency_us,
+                            })
                         })
-                        .collect(),
+                        .collect::<Result<_, String>>()?,
                     sequential_write_mb_per_s: t.sequential_write_mb_per_s,
                 };
                 measurements
@@ -322,8 +336,8 @@ impl CalibratedPreset {
                     .map_err(|reason| format!("[measured]: {reason}"))?;
                 Some(measurements)
             }
-            None if !file.point.is_empty() || !file.log_write.is_empty() || !file.fsync_beside_writes.is_empty() => {
-                return Err("[[point]], [[log_write]] and [[fsync_beside_writes]] need a [measured] table".into())
+            None if !file.point.is_empty() || !file.log_write.is_empty() || !file.fsync_beside.is_empty() => {
+                return Err("[[point]], [[log_write]] and [[fsync_beside]] need a [measured] table".into())
             }
             None => None,
         };
@@ -338,7 +352,7 @@ impl CalibratedPreset {
     /// three decimals; `from_toml` gives it back.
     pub fn to_toml(&self) -> Result<String, String> {
         let c = &self.config;
-        let (measured, point, log_write, fsync_beside_writes) = match &self.measurements {
+        let (measured, point, log_write, fsync_beside) = match &self.measurements {
             None => (None, Vec::new(), Vec::new(), Vec::new()),
             Some(m) => (
                 Some(MeasuredTable {
@@ -369,11 +383,16 @@ impl CalibratedPreset {
                         p99_latency_us: rounded(l.p99_latency_us),
                     })
                     .collect(),
-                m.fsync_beside_writes
+                m.fsync_beside
                     .iter()
-                    .map(|f| FsyncBesideWritesTable {
-                        writers: f.writers,
-                        write_iops: rounded(f.write_iops),
+                    .map(|f| FsyncBesideTable {
+                        kind: match f.kind {
+                            IoKind::Read => "read",
+                            IoKind::Write => "write",
+                        }
+                        .to_string(),
+                        in_flight: f.in_flight,
+                        iops: rounded(f.iops),
                         mean_latency_us: rounded(f.mean_latency_us),
                         p99_latency_us: rounded(f.p99_latency_us),
                     })
@@ -395,7 +414,7 @@ impl CalibratedPreset {
             measured,
             point,
             log_write,
-            fsync_beside_writes,
+            fsync_beside,
         };
         let body = toml::to_string(&file).map_err(|e| format!("cannot write the preset as TOML: {e}"))?;
         Ok(format!("{HEADER}{body}"))
@@ -468,12 +487,22 @@ mod tests {
                 }],
                 fsync_mean_us: 206.0,
                 fsync_p99_us: 1028.0,
-                fsync_beside_writes: vec![FsyncBesideWrites {
-                    writers: 4,
-                    write_iops: 21415.25,
-                    mean_latency_us: 395.5,
-                    p99_latency_us: 751.0,
-                }],
+                fsync_beside: vec![
+                    FsyncBeside {
+                        kind: IoKind::Write,
+                        in_flight: 4,
+                        iops: 21415.25,
+                        mean_latency_us: 395.5,
+                        p99_latency_us: 751.0,
+                    },
+                    FsyncBeside {
+                        kind: IoKind::Read,
+                        in_flight: 4,
+                        iops: 20388.0,
+                        mean_latency_us: 414.0,
+                        p99_latency_us: 765.0,
+                    },
+                ],
                 sequential_write_mb_per_s: 826.0,
             }),
         }
@@ -605,11 +634,16 @@ mod tests {
             (format!("{model}[provenance]\ndir = 3\n"), &["line 9", "string"]),
             (
                 format!("{model}[[point]]\npattern = \"read\"\nqueue_depth = 1\n"),
-                &["[[point]], [[log_write]] and [[fsync_beside_writes]] need a [measured] table"],
+                &["[[point]], [[log_write]] and [[fsync_beside]] need a [measured] table"],
             ),
             (
-                format!("{model}[[fsync_beside_writes]]\nwriters = 2\nwrite_iops = 1.0\nmean_latency_us = 9.0\np99_latency_us = 9.0\n"),
+                format!("{model}[[fsync_beside]]\nkind = \"write\"\nin_flight = 2\niops = 1.0\nmean_latency_us = 9.0\np99_latency_us = 9.0\n"),
                 &["need a [measured] table"],
+            ),
+            (
+                format!("{model}[measured]\nrequest_bytes = 16384\nsequential_write_mb_per_s = 1.0\nfsync_mean_us = 1.0\nfsync_p99_us = 1.0\n\
+                         [[fsync_beside]]\nkind = \"flush\"\nin_flight = 2\niops = 1.0\nmean_latency_us = 9.0\np99_latency_us = 9.0\n"),
+                &["[[fsync_beside]] 1", "\"flush\"", "read, write"],
             ),
             (format!("{model}read_iops 3\n"), &["line 8"]),
         ];

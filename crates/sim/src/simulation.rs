@@ -33,12 +33,12 @@
 //!   write cache) where the engine pays one (`Doublewrite::write_batch`):
 //!   after the doublewrite copy, and after the batch's last in-place
 //!   write, whose pages are all released together then; and after every
-//!   log write. Its cost follows the data writes in flight when it is
-//!   issued (a flush waits behind them, measured: `core::device::fsync`),
-//!   counted among the writes already submitted; the log's sees them only
-//!   when the log and the data are on the same device (the same name, as
-//!   the engine keeps both in one directory). It delays its waiter only,
-//!   it does not occupy the device;
+//!   log write. Its cost follows the data reads and writes in flight when
+//!   it is issued (a flush waits behind them, measured:
+//!   `core::device::fsync`), counted among the requests already
+//!   submitted; the log's sees them only when the log and the data are on
+//!   the same device (the same name, as the engine keeps both in one
+//!   directory). It delays its waiter only, it does not occupy the device;
 //! - a user's single-page flush is its doublewrite copy then its in-place
 //!   write, one after the other (5.6.15: both synchronous), in one of
 //!   `SimConfig::single_page_slots` doublewrite slots (5.6: 8); a user
@@ -228,9 +228,10 @@ pub struct Simulation {
     /// What an fsync of the data / log device costs (module doc).
     data_fsync: FsyncCost,
     log_fsync: FsyncCost,
-    /// Whether the log's fsync waits behind the data writes (one device).
+    /// Whether the log's fsync waits behind the data requests (one device).
     log_beside_data: bool,
-    /// Completion times of the data writes submitted and not yet done.
+    /// Completion times of the data reads / writes submitted and not yet done.
+    data_reads_in_flight: BinaryHeap<Reverse<TimeUs>>,
     data_writes_in_flight: BinaryHeap<Reverse<TimeUs>>,
     workload: Box<dyn Workload>,
     /// The change buffer's model, for workloads with secondary indexes.
@@ -383,6 +384,7 @@ impl Simulation {
             data_fsync,
             log_fsync,
             log_beside_data,
+            data_reads_in_flight: BinaryHeap::new(),
             data_writes_in_flight: BinaryHeap::new(),
             workload,
             change_buffer,
@@ -857,6 +859,7 @@ impl Simulation {
                                 },
                                 now,
                             );
+                            self.note_data_read(now, done);
                             self.pool.note_read_latency(done.saturating_sub(now));
                             self.queue.schedule(done, Event::ReadDone { frame, agent: a });
                             return Ok(());
@@ -1020,12 +1023,12 @@ impl Simulation {
         self.log.in_flight = Some(end);
         self.log.writes += 1;
         self.log.bytes += bytes;
-        let writes_in_flight = if self.log_beside_data {
-            self.data_writes_in_flight_at(now, done)
+        let (reads, writes) = if self.log_beside_data {
+            self.data_in_flight_at(now, done)
         } else {
-            0
+            (0, 0)
         };
-        let synced = done + self.log_fsync.beside_writes_us(writes_in_flight);
+        let synced = done + self.log_fsync.beside_us(reads, writes);
         if self.measuring {
             self.samples.log_writes += 1;
             self.samples.log_write_us_sum += synced - now;
@@ -1121,36 +1124,38 @@ impl Simulation {
         done
     }
 
-    /// Records a data write submitted at `now`, in flight until `done`
-    /// (forgetting those done by `now`: the heap holds only writes in flight).
+    /// Records a data write submitted at `now`, in flight until `done`.
     fn note_data_write(&mut self, now: TimeUs, done: TimeUs) {
-        self.forget_data_writes_done(now);
+        self.forget_data_requests_done(now);
         self.data_writes_in_flight.push(Reverse(done));
     }
 
-    fn forget_data_writes_done(&mut self, now: TimeUs) {
-        while self
-            .data_writes_in_flight
-            .peek()
-            .is_some_and(|Reverse(done)| *done <= now)
-        {
-            self.data_writes_in_flight.pop();
+    /// Records a data read submitted at `now`, in flight until `done`.
+    fn note_data_read(&mut self, now: TimeUs, done: TimeUs) {
+        self.forget_data_requests_done(now);
+        self.data_reads_in_flight.push(Reverse(done));
+    }
+
+    /// Drops the requests done by `now`: the heaps hold only those in flight.
+    fn forget_data_requests_done(&mut self, now: TimeUs) {
+        for heap in [&mut self.data_reads_in_flight, &mut self.data_writes_in_flight] {
+            while heap.peek().is_some_and(|Reverse(done)| *done <= now) {
+                heap.pop();
+            }
         }
     }
 
-    /// Data writes submitted by `now` that are still in flight at `at`
-    /// (>= `now`); forgets those done by `now`.
-    fn data_writes_in_flight_at(&mut self, now: TimeUs, at: TimeUs) -> usize {
-        self.forget_data_writes_done(now);
-        self.data_writes_in_flight
-            .iter()
-            .filter(|Reverse(done)| *done > at)
-            .count()
+    /// Data (reads, writes) submitted by `now` that are still in flight at
+    /// `at` (>= `now`).
+    fn data_in_flight_at(&mut self, now: TimeUs, at: TimeUs) -> (usize, usize) {
+        self.forget_data_requests_done(now);
+        let after = |heap: &BinaryHeap<Reverse<TimeUs>>| heap.iter().filter(|Reverse(done)| *done > at).count();
+        (after(&self.data_reads_in_flight), after(&self.data_writes_in_flight))
     }
 
     /// Whether a data fsync costs anything on this device.
     fn data_fsync_charged(&self) -> bool {
-        self.data_fsync.varies_with_writes() || self.data_fsync.alone_us() > 0
+        !self.data_fsync.is_free()
     }
 
     /// What a data fsync issued at `at` costs, seen from `now`.
@@ -1158,8 +1163,8 @@ impl Simulation {
         if !self.data_fsync_charged() {
             return 0;
         }
-        let writes_in_flight = self.data_writes_in_flight_at(now, at);
-        self.data_fsync.beside_writes_us(writes_in_flight)
+        let (reads, writes) = self.data_in_flight_at(now, at);
+        self.data_fsync.beside_us(reads, writes)
     }
 
     fn submit_in_place(&mut self, order: WriteOrder, owner: Owner, now: TimeUs) {

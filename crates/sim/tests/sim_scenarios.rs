@@ -214,7 +214,7 @@ fn a_calibrated_devices_fsync_slows_commits_and_page_writes() {
     );
 }
 
-/// A log fsync waits behind the data writes in flight on its device
+/// A log fsync waits behind the data requests in flight on its device
 /// (measured, `core::device::fsync`): with a preset whose fsync grows with
 /// them, a synced log write takes longer than with the same fsync alone,
 /// and only when the log is on the data's device.
@@ -226,7 +226,7 @@ fn a_log_fsync_beside_data_writes_costs_more_on_a_shared_device() {
                 transfer_us_per_mib = 1000.0\n[measured]\nrequest_bytes = 16384\n\
                 sequential_write_mb_per_s = 900.0\nfsync_mean_us = 100.0\nfsync_p99_us = 100.0\n";
     let beside = format!(
-        "{base}[[fsync_beside_writes]]\nwriters = 1\nwrite_iops = 9000.0\nmean_latency_us = 400.0\np99_latency_us = 900.0\n"
+        "{base}[[fsync_beside]]\nkind = \"write\"\nin_flight = 1\niops = 9000.0\nmean_latency_us = 400.0\np99_latency_us = 900.0\n"
     );
     let pinned = |name: &str, text: &str| {
         let path = dir.path().join(name);

@@ -23,9 +23,9 @@
 //! followed by `fdatasync`, one at a time, as the redo log writes and
 //! syncs a group commit. `fsync_*` is the `fdatasync` after a 4 KiB log
 //! append alone: what a commit waits for beyond its write.
-//! [`FsyncBesideWrites`] is the same `fdatasync` while k threads each keep
-//! one 16 KiB data write in flight on the same device: a flush waits
-//! behind them, and [`Measurements::fsync_cost`] makes the curve the
+//! [`FsyncBeside`] is the same `fdatasync` while k threads each keep one
+//! 16 KiB data read, or write, in flight on the same device: a flush
+//! waits behind them, and [`Measurements::fsync_cost`] makes the cost the
 //! simulator charges ([`super::fsync`]).
 //!
 //! # How the fit works
@@ -144,14 +144,15 @@ pub struct LogWritePoint {
     pub p99_latency_us: f64,
 }
 
-/// A log append's `fdatasync` while `writers` threads keep one 16 KiB
-/// data write each in flight on the same device (the flush waits behind
-/// them: [`super::fsync`]).
+/// A log append's `fdatasync` while `in_flight` threads each keep one
+/// 16 KiB data request of `kind` in flight on the same device (the flush
+/// waits behind them: [`super::fsync`]).
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct FsyncBesideWrites {
-    pub writers: u32,
-    /// The writers' completed writes per second meanwhile.
-    pub write_iops: f64,
+pub struct FsyncBeside {
+    pub kind: IoKind,
+    pub in_flight: u32,
+    /// The threads' completed requests per second meanwhile.
+    pub iops: f64,
     /// Latency of the `fdatasync` alone (the append before it not counted).
     pub mean_latency_us: f64,
     pub p99_latency_us: f64,
@@ -167,27 +168,29 @@ pub struct Measurements {
     /// `fdatasync` after a 4 KiB log append.
     pub fsync_mean_us: f64,
     pub fsync_p99_us: f64,
-    /// The same `fdatasync` beside data writers (empty in presets written
-    /// before session 23: the cost is then `fsync_mean_us` whatever is in
-    /// flight).
-    pub fsync_beside_writes: Vec<FsyncBesideWrites>,
+    /// The same `fdatasync` beside data readers or writers (empty in
+    /// presets written before session 23: the cost is then
+    /// `fsync_mean_us` whatever is in flight).
+    pub fsync_beside: Vec<FsyncBeside>,
     /// Filling the test file with 1 MiB direct writes, fsynced at the end.
     pub sequential_write_mb_per_s: f64,
 }
 
 impl Measurements {
-    /// The `fdatasync` cost curve: `fsync_mean_us` alone, each
-    /// `fsync_beside_writes` point at its writers' count.
+    /// The `fdatasync` cost: `fsync_mean_us` alone, each `fsync_beside`
+    /// point at its count of its kind.
     pub fn fsync_cost(&self) -> Result<FsyncCost, String> {
-        let beside: Vec<FsyncPoint> = self
-            .fsync_beside_writes
-            .iter()
-            .map(|f| FsyncPoint {
-                writes_in_flight: f.writers,
-                fsync_us: f.mean_latency_us,
-            })
-            .collect();
-        FsyncCost::new(self.fsync_mean_us, &beside)
+        let points = |kind: IoKind| -> Vec<FsyncPoint> {
+            self.fsync_beside
+                .iter()
+                .filter(|f| f.kind == kind)
+                .map(|f| FsyncPoint {
+                    in_flight: f.in_flight,
+                    fsync_us: f.mean_latency_us,
+                })
+                .collect()
+        };
+        FsyncCost::new(self.fsync_mean_us, &points(IoKind::Write), &points(IoKind::Read))
     }
 
     /// The single-direction point of `pattern` at `queue_depth`, if measured.
@@ -243,14 +246,14 @@ impl Measurements {
         }
         finite("fsync_mean_us", self.fsync_mean_us)?;
         finite("fsync_p99_us", self.fsync_p99_us)?;
-        for (i, f) in self.fsync_beside_writes.iter().enumerate() {
+        for (i, f) in self.fsync_beside.iter().enumerate() {
             let n = i + 1;
-            if f.writers == 0 {
-                return Err(format!("fsync beside writes {n}: writers must be >= 1"));
+            if f.in_flight == 0 {
+                return Err(format!("fsync beside {n}: in_flight must be >= 1"));
             }
-            finite(&format!("fsync beside writes {n}: write_iops"), f.write_iops)?;
-            finite(&format!("fsync beside writes {n}: mean_latency_us"), f.mean_latency_us)?;
-            finite(&format!("fsync beside writes {n}: p99_latency_us"), f.p99_latency_us)?;
+            finite(&format!("fsync beside {n}: iops"), f.iops)?;
+            finite(&format!("fsync beside {n}: mean_latency_us"), f.mean_latency_us)?;
+            finite(&format!("fsync beside {n}: p99_latency_us"), f.p99_latency_us)?;
         }
         self.fsync_cost()?;
         finite("sequential_write_mb_per_s", self.sequential_write_mb_per_s)?;
@@ -581,17 +584,26 @@ mod tests {
             log_writes,
             fsync_mean_us: 200.0,
             fsync_p99_us: 900.0,
-            fsync_beside_writes: vec![
-                FsyncBesideWrites {
-                    writers: 1,
-                    write_iops: 9000.0,
+            fsync_beside: vec![
+                FsyncBeside {
+                    kind: IoKind::Write,
+                    in_flight: 1,
+                    iops: 9000.0,
                     mean_latency_us: 260.0,
                     p99_latency_us: 1000.0,
                 },
-                FsyncBesideWrites {
-                    writers: 4,
-                    write_iops: 20000.0,
+                FsyncBeside {
+                    kind: IoKind::Write,
+                    in_flight: 4,
+                    iops: 20000.0,
                     mean_latency_us: 500.0,
+                    p99_latency_us: 1500.0,
+                },
+                FsyncBeside {
+                    kind: IoKind::Read,
+                    in_flight: 4,
+                    iops: 20000.0,
+                    mean_latency_us: 600.0,
                     p99_latency_us: 1500.0,
                 },
             ],
@@ -604,17 +616,19 @@ mod tests {
         let measurements = measured_on(&truth());
         let cost = measurements.fsync_cost().unwrap();
         assert_eq!(cost.alone_us(), 200);
-        assert_eq!(cost.beside_writes_us(1), 260);
-        assert_eq!(cost.beside_writes_us(4), 500);
-        assert_eq!(cost.beside_writes_us(2), 340);
+        assert_eq!(cost.beside_us(0, 1), 260);
+        assert_eq!(cost.beside_us(0, 4), 500);
+        assert_eq!(cost.beside_us(0, 2), 340);
+        assert_eq!(cost.beside_us(4, 0), 600);
+        assert_eq!(cost.beside_us(4, 4), 900, "both extras: 200 + 300 + 400");
         let mut twice = measurements.clone();
-        twice.fsync_beside_writes[1].writers = 1;
+        twice.fsync_beside[1].in_flight = 1;
         let e = twice.validate().unwrap_err();
-        assert!(e.contains("twice at 1"), "{e}");
+        assert!(e.contains("beside 1 writes given twice"), "{e}");
         let mut none = measurements;
-        none.fsync_beside_writes[0].writers = 0;
+        none.fsync_beside[0].in_flight = 0;
         let e = none.validate().unwrap_err();
-        assert!(e.contains("fsync beside writes 1: writers"), "{e}");
+        assert!(e.contains("fsync beside 1: in_flight"), "{e}");
     }
 
     #[test]
