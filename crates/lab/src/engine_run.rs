@@ -792,17 +792,13 @@ pub fn read_split_figures(t: &ReadSplitTimes) -> Option<ReadSplitFigures> {
 
 /// The write path's counters over a window of `seconds`, per batch page.
 pub fn write_path_figures(t: &WritePathTimes, seconds: f64) -> WritePathFigures {
-    let pages = t.batch_pages.max(1) as f64;
-    WritePathFigures {
-        batches: t.batches,
-        batch_pages: t.batch_pages,
-        batch_busy_share: t.batch_us() as f64 / 1e6 / seconds.max(1e-9),
-        batch_us_per_page: t.batch_us() as f64 / pages,
-        phase_us_per_page: WritePhase::ALL
-            .iter()
-            .map(|p| (p.name().to_string(), t.phase(*p) as f64 / pages))
-            .collect(),
-        single_pages: t.single_pages,
-        single_page_us_mean: t.single_page_us as f64 / t.single_pages.max(1) as f64,
-    }
+    let phases: Vec<(&str, u64)> = WritePhase::ALL.iter().map(|p| (p.name(), t.phase(*p))).collect();
+    WritePathFigures::from_totals(
+        t.batches,
+        t.batch_pages,
+        &phases,
+        seconds,
+        t.single_pages,
+        t.single_page_us,
+    )
 }

@@ -139,6 +139,34 @@ impl ReadSplitFigures {
     }
 }
 
+impl WritePathFigures {
+    /// From the window's totals: `phase_us` per phase (the batch's wall
+    /// time is their sum), over a window of `seconds`; per batch page.
+    pub fn from_totals(
+        batches: u64,
+        batch_pages: u64,
+        phase_us: &[(&str, u64)],
+        seconds: f64,
+        single_pages: u64,
+        single_page_us: u64,
+    ) -> Self {
+        let pages = batch_pages.max(1) as f64;
+        let batch_us: u64 = phase_us.iter().map(|(_, us)| us).sum();
+        Self {
+            batches,
+            batch_pages,
+            batch_busy_share: batch_us as f64 / 1e6 / seconds.max(1e-9),
+            batch_us_per_page: batch_us as f64 / pages,
+            phase_us_per_page: phase_us
+                .iter()
+                .map(|(name, us)| (name.to_string(), *us as f64 / pages))
+                .collect(),
+            single_pages,
+            single_page_us_mean: single_page_us as f64 / single_pages.max(1) as f64,
+        }
+    }
+}
+
 /// Latency quantiles of one transaction type, in microseconds.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct LatencySummary {

@@ -80,7 +80,7 @@ use crate::event_queue::EventQueue;
 use crate::live::{LatencyBuckets, LiveSample, DECISIONS_KEPT, TXN_TYPES};
 use crate::metrics::{
     FlushFigures, IntervalRow, LatencyHistogram, LatencySummary, ReadSplitFigures, RunResult, TxnCounts,
-    SHELL_SIMULATOR,
+    WritePathFigures, SHELL_SIMULATOR,
 };
 use crate::workload::{InsertWorkload, TpccWorkload, TpchWorkload, TraceWorkload, Workload};
 
@@ -171,9 +171,21 @@ struct InPlaceBatch {
     pending: std::collections::VecDeque<WriteOrder>,
     in_flight: u32,
     owner: Owner,
+    clock: BatchClock,
+    /// When its in-place writes began (its doublewrite copy synced).
+    in_place_started_us: TimeUs,
     /// Frames written, released together after the fsync (when the
     /// device charges one).
     done: Vec<FrameId>,
+}
+
+/// A doublewrite batch's times so far (the engine's `WritePathClock`).
+#[derive(Clone, Copy, Debug)]
+struct BatchClock {
+    single_page: bool,
+    pages: u64,
+    doublewrite_write_us: TimeUs,
+    doublewrite_sync_us: TimeUs,
 }
 
 #[derive(Default)]
@@ -211,6 +223,16 @@ struct Samples {
     core_wait_us_sum: u64,
     /// Time from a commit to the end of the log write covering it, µs.
     commit_wait_us_sum: u64,
+    /// The write path's phases, as the engine's `write_path` (batches
+    /// ended in the window; µs summed over them).
+    batches: u64,
+    batch_pages: u64,
+    doublewrite_write_us: u64,
+    doublewrite_sync_us: u64,
+    in_place_write_us: u64,
+    tablespace_sync_us: u64,
+    single_pages: u64,
+    single_page_us: u64,
     /// Log writes started in the window and their time with the fsync, µs.
     log_writes: u64,
     log_write_us_sum: u64,
@@ -244,7 +266,7 @@ pub struct Simulation {
     agents: Vec<Agent>,
     read_waiters: HashMap<u32, Vec<u32>>,
     /// Write batches whose doublewrite copy is in flight.
-    doublewrite_batches: HashMap<u64, (Vec<WriteOrder>, Owner)>,
+    doublewrite_batches: HashMap<u64, (Vec<WriteOrder>, Owner, BatchClock)>,
     /// Doublewrite batches whose in-place writes are posted at a bounded
     /// depth, by batch.
     in_place_batches: HashMap<u64, InPlaceBatch>,
@@ -560,7 +582,7 @@ impl Simulation {
                         if ag.outstanding_writes == 0 && std::mem::take(&mut ag.holds_single_page_slot) {
                             // The slot goes to the next waiting user.
                             match self.single_page_slot_waiters.pop_front() {
-                                Some((w, order)) => self.submit_writes(vec![order], Owner::Agent(w), now),
+                                Some((w, order)) => self.submit_writes(vec![order], Owner::Agent(w), true, now),
                                 None => self.single_page_slots_taken -= 1,
                             }
                         }
@@ -609,6 +631,7 @@ impl Simulation {
                     if let Some(b) = self.in_place_batches.remove(&batch) {
                         // The tablespace's fsync, then the batch is let go.
                         let fsync_us = self.data_fsync_us(now, now);
+                        self.note_batch_written(&b.clock, now - b.in_place_started_us, fsync_us);
                         for frame in b.done {
                             self.queue.schedule(now + fsync_us, Event::WriteDone { frame, owner });
                         }
@@ -616,7 +639,7 @@ impl Simulation {
                 }
             }
             Event::DoublewriteDone { batch } => {
-                if let Some((orders, owner)) = self.doublewrite_batches.remove(&batch) {
+                if let Some((orders, owner, clock)) = self.doublewrite_batches.remove(&batch) {
                     if self.config.in_place_write_depth > 0 {
                         self.in_place_batches.insert(
                             batch,
@@ -624,20 +647,26 @@ impl Simulation {
                                 pending: orders.into(),
                                 in_flight: 0,
                                 owner,
+                                clock,
+                                in_place_started_us: now,
                                 done: Vec::new(),
                             },
                         );
                         self.post_in_place(batch, now);
                     } else if !self.data_fsync_charged() {
+                        let mut last = now;
                         for order in orders {
-                            self.submit_in_place(order, owner, now);
+                            last = last.max(self.submit_in_place(order, owner, now));
                         }
+                        self.note_batch_written(&clock, last - now, 0);
                     } else {
                         // The engine fsyncs the tablespace after the last
                         // in-place write and only then lets the batch go.
                         let done: Vec<TimeUs> = orders.iter().map(|o| self.write_in_place(o.page, now)).collect();
                         let last = done.iter().copied().max().unwrap_or(now);
-                        let released = last + self.data_fsync_us(now, last);
+                        let fsync_us = self.data_fsync_us(now, last);
+                        self.note_batch_written(&clock, last - now, fsync_us);
+                        let released = last + fsync_us;
                         for order in orders {
                             self.queue.schedule(
                                 released,
@@ -805,7 +834,7 @@ impl Simulation {
                             FreeCheck::SyncFlush(orders) => {
                                 self.begin_stall(a, now, StallKind::RedoSpace);
                                 self.agents[a as usize].outstanding_writes = orders.len() as u32;
-                                self.submit_writes(orders, Owner::Agent(a), now);
+                                self.submit_writes(orders, Owner::Agent(a), false, now);
                                 return Ok(());
                             }
                             FreeCheck::WaitForFlush => {
@@ -889,7 +918,7 @@ impl Simulation {
                                 }
                                 self.single_page_slots_taken += 1;
                             }
-                            self.submit_writes(vec![order], Owner::Agent(a), now);
+                            self.submit_writes(vec![order], Owner::Agent(a), true, now);
                             self.after_user_operation(now);
                             return Ok(());
                         }
@@ -907,7 +936,7 @@ impl Simulation {
                             }
                             ag.outstanding_writes = orders.len() as u32;
                             ag.drain_after_write = false;
-                            self.submit_writes(orders, Owner::Agent(a), now);
+                            self.submit_writes(orders, Owner::Agent(a), false, now);
                             self.after_user_operation(now);
                             return Ok(());
                         }
@@ -1056,7 +1085,9 @@ impl Simulation {
         );
     }
 
-    fn submit_writes(&mut self, orders: Vec<WriteOrder>, owner: Owner, now: TimeUs) {
+    /// `single_page`: a user's single-page flush (counted apart in the
+    /// write path, as the engine's `write_single_page`).
+    fn submit_writes(&mut self, orders: Vec<WriteOrder>, owner: Owner, single_page: bool, now: TimeUs) {
         if orders.is_empty() {
             return;
         }
@@ -1078,8 +1109,14 @@ impl Simulation {
             now,
         );
         self.note_data_write(now, done);
-        self.doublewrite_batches.insert(batch, (orders, owner));
         let fsync_us = self.data_fsync_us(now, done);
+        let clock = BatchClock {
+            single_page,
+            pages: orders.len() as u64,
+            doublewrite_write_us: done - now,
+            doublewrite_sync_us: fsync_us,
+        };
+        self.doublewrite_batches.insert(batch, (orders, owner, clock));
         self.queue.schedule(done + fsync_us, Event::DoublewriteDone { batch });
     }
 
@@ -1167,7 +1204,9 @@ impl Simulation {
         self.data_fsync.beside_us(reads, writes)
     }
 
-    fn submit_in_place(&mut self, order: WriteOrder, owner: Owner, now: TimeUs) {
+    /// Submits an in-place write whose completion lets its frame go;
+    /// returns the completion.
+    fn submit_in_place(&mut self, order: WriteOrder, owner: Owner, now: TimeUs) -> TimeUs {
         let done = self.write_in_place(order.page, now);
         self.queue.schedule(
             done,
@@ -1176,6 +1215,27 @@ impl Simulation {
                 owner,
             },
         );
+        done
+    }
+
+    /// A doublewrite batch's last phases are known: its in-place writes
+    /// took `in_place_us` and the tablespace's fsync `sync_us`.
+    fn note_batch_written(&mut self, clock: &BatchClock, in_place_us: TimeUs, sync_us: TimeUs) {
+        if !self.measuring {
+            return;
+        }
+        let s = &mut self.samples;
+        if clock.single_page {
+            s.single_pages += 1;
+            s.single_page_us += clock.doublewrite_write_us + clock.doublewrite_sync_us + in_place_us + sync_us;
+        } else {
+            s.batches += 1;
+            s.batch_pages += clock.pages;
+            s.doublewrite_write_us += clock.doublewrite_write_us;
+            s.doublewrite_sync_us += clock.doublewrite_sync_us;
+            s.in_place_write_us += in_place_us;
+            s.tablespace_sync_us += sync_us;
+        }
     }
 
     /// After a user operation, wake cleaners whose wake condition fired.
@@ -1203,7 +1263,7 @@ impl Simulation {
                 st.outstanding += writes.len() as u32;
                 st.wait = Some(wait);
                 st.sleep = None;
-                self.submit_writes(writes, Owner::Cleaner(c), now);
+                self.submit_writes(writes, Owner::Cleaner(c), false, now);
             }
             CleanerAction::Sleep(sleep) => {
                 let st = &mut self.cleaners[c as usize];
@@ -1325,7 +1385,22 @@ impl Simulation {
             trace_records: None,
             partial,
             change_buffer: self.change_buffer.as_ref().map(SimChangeBuffer::stats),
-            write_path: None,
+            write_path: (self.config.doublewrite && self.samples.batches + self.samples.single_pages > 0).then(|| {
+                let s = &self.samples;
+                WritePathFigures::from_totals(
+                    s.batches,
+                    s.batch_pages,
+                    &[
+                        ("doublewrite_write", s.doublewrite_write_us),
+                        ("doublewrite_sync", s.doublewrite_sync_us),
+                        ("in_place_write", s.in_place_write_us),
+                        ("tablespace_sync", s.tablespace_sync_us),
+                    ],
+                    seconds,
+                    s.single_pages,
+                    s.single_page_us,
+                )
+            }),
             log_synced_write_us_mean: (self.samples.log_writes > 0)
                 .then(|| self.samples.log_write_us_sum as f64 / self.samples.log_writes as f64),
             commit_wait_us_per_txn: Some(self.samples.commit_wait_us_sum as f64 / txns.total().max(1) as f64),

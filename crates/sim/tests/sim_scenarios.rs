@@ -205,6 +205,25 @@ fn a_calibrated_devices_fsync_slows_commits_and_page_writes() {
         .0
     };
     let (fast, slow) = (result(0.0), result(3000.0));
+    // The write path shows where a batch's time went, as the engine's:
+    // its phases add up to the batch time, and the slow fsync is in both
+    // syncs.
+    let phase = |r: &flushwise_sim::RunResult, name: &str| {
+        let w = r.write_path.as_ref().expect("doublewrite batches were written");
+        assert!(w.batches > 0 && w.batch_pages >= w.batches, "{w:?}");
+        let sum: f64 = w.phase_us_per_page.iter().map(|(_, us)| us).sum();
+        assert!((sum - w.batch_us_per_page).abs() < 1e-6, "{w:?}");
+        w.phase_us_per_page
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, us)| *us)
+            .unwrap()
+    };
+    for name in ["doublewrite_sync", "tablespace_sync"] {
+        assert_eq!(phase(&fast, name), 0.0, "{name}: no fsync cost");
+        assert!(phase(&slow, name) > 10.0, "{name}: {}", phase(&slow, name));
+    }
+    assert!(phase(&slow, "in_place_write") > 0.0 && phase(&slow, "doublewrite_write") > 0.0);
     // Eight connections, each commit waits a log write and its fsync.
     assert!(
         (slow.transactions as f64) < 0.8 * fast.transactions as f64,
