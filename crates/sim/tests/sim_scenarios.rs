@@ -224,6 +224,8 @@ fn a_calibrated_devices_fsync_slows_commits_and_page_writes() {
         assert!(phase(&slow, name) > 10.0, "{name}: {}", phase(&slow, name));
     }
     assert!(phase(&slow, "in_place_write") > 0.0 && phase(&slow, "doublewrite_write") > 0.0);
+    // The WAL rule: with a 3 ms log fsync, batches wait for the log.
+    assert!(phase(&slow, "wait_redo") > phase(&fast, "wait_redo"), "WAL waits");
     // Eight connections, each commit waits a log write and its fsync.
     assert!(
         (slow.transactions as f64) < 0.8 * fast.transactions as f64,
