@@ -107,6 +107,22 @@ impl CalibrateOptions {
         }
     }
 
+    /// A short run beside each engine run of `lab run fidelity` (this
+    /// disk's speed moves by 2x within minutes: EXPERIMENTS, session 23):
+    /// 512 MiB file, 400 ms a point, every kind of point at fewer depths
+    /// (about 12 s of points plus the fill).
+    pub fn beside_a_run(dir: impl Into<PathBuf>) -> Self {
+        Self {
+            file_size_bytes: 512 << 20,
+            duration_per_point: Duration::from_millis(400),
+            queue_depths: vec![1, 4, 16, 32],
+            mixed_queue_depths: vec![1, 4, 16],
+            log_write_bytes: vec![16 << 10, 128 << 10, 512 << 10],
+            fsync_beside_counts: vec![1, 4, 16, 64, 128],
+            ..Self::new(dir)
+        }
+    }
+
     /// A run of a few seconds for tests: 16 MiB file, 100 ms a point.
     pub fn quick(dir: impl Into<PathBuf>) -> Self {
         Self {

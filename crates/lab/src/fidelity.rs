@@ -4,9 +4,15 @@
 //!
 //! 1. a TPC-C database of [`FidelityScale::warehouses`] warehouses under
 //!    `--dir` (`tpcc-wW`, the name `compare` uses; prepared once, reused);
-//! 2. this machine's disk calibrated into `DIR/calibrated.toml`
-//!    ([`crate::device_preset`], as `flushwise device calibrate`), or the
-//!    preset already there reused;
+//! 2. this machine's disk calibrated right before each engine run
+//!    ([`crate::device_preset`], `CalibrateOptions::beside_a_run`, about
+//!    15 s) into `OUT/fidelity/presets/POLICY-POOL-REPEAT.toml`, the
+//!    preset that run's replay uses: this disk's speed moves by 2x within
+//!    minutes (EXPERIMENTS, session 23), so one preset for a 20-minute lab
+//!    mixes the model's error with the disk's drift. Each run's row keeps
+//!    what its calibration saw (`disk_read_qd1_us`, `disk_fsync_us`).
+//!    With [`FidelityScale::calibrate_each_run`] off, one preset,
+//!    `DIR/calibrated.toml` (calibrated unless it is there), serves all;
 //! 3. per pool ({32, 64} MiB) and policy (mysql56, percona56, self-tuning,
 //!    flushwise), an engine TPC-C run (16 connections, fresh copy of the
 //!    prepared database, `--trace`, which also writes the user threads'
@@ -84,6 +90,11 @@ pub struct FidelityScale {
     pub policies: Vec<String>,
     /// Calibrate with `device calibrate --quick`'s short points (tests).
     pub quick_calibration: bool,
+    /// Calibrate the disk again right before each engine run and replay
+    /// that run on its own preset (`OUT/fidelity/presets/`), instead of
+    /// one preset for the whole lab (`DIR/calibrated.toml`): this disk's
+    /// speed moves by 2x within minutes (EXPERIMENTS, session 23).
+    pub calibrate_each_run: bool,
 }
 
 impl FidelityScale {
@@ -98,6 +109,7 @@ impl FidelityScale {
             pools: POOLS.map(String::from).to_vec(),
             policies: POLICIES.map(String::from).to_vec(),
             quick_calibration: false,
+            calibrate_each_run: true,
         }
     }
 
@@ -112,6 +124,7 @@ impl FidelityScale {
             pools: vec!["32MiB".into()],
             policies: vec!["percona56".into()],
             quick_calibration: true,
+            calibrate_each_run: true,
         }
     }
 
@@ -137,12 +150,19 @@ pub struct FidelityRun {
     /// (`TRACE.cpu.json`), µs: what the replay holds its transactions up,
     /// as it models no lock.
     pub engine_lock_wait_us_per_txn: f64,
+    /// The replay's device (`calibrated:PATH#HASH`) and what its
+    /// calibration measured of the disk's state: mean latency of a read
+    /// at queue depth 1 and of the log's `fdatasync` alone, µs.
+    pub device: String,
+    pub disk_read_qd1_us: Option<f64>,
+    pub disk_fsync_us: Option<f64>,
 }
 
 pub struct FidelityReport {
     pub scale: FidelityScale,
     pub seed: u64,
-    /// The replays' device, `calibrated:PATH#HASH`.
+    /// The replays' device, `calibrated:PATH#HASH`, or where the
+    /// per-run presets are.
     pub device: String,
     pub runs: Vec<FidelityRun>,
     pub files: Vec<PathBuf>,
@@ -301,27 +321,38 @@ fn calibrated(dir: &Path, quick: bool, progress: &mut dyn FnMut(&str)) -> Result
     if path.exists() {
         progress(&format!("reusing the device preset {}", path.display()));
     } else {
-        let mut options = if quick {
+        let options = if quick {
             CalibrateOptions::quick(dir)
         } else {
             CalibrateOptions::new(dir)
         };
-        if is_tmpfs(dir) {
-            options.io = IoMode::Buffered;
-        }
-        options.validate()?;
-        crate::device_preset::require_free_space(&options)?;
-        progress(&format!(
-            "calibrating the disk under {} into {} (~{} points)",
-            dir.display(),
-            path.display(),
-            options.point_count()
-        ));
-        let stop = AtomicBool::new(false);
-        crate::device_preset::calibrate_into(&options, &path, &stop, progress)?
-            .ok_or_else(|| "the calibration was stopped".to_string())?;
+        calibrate_now(dir, options, &path, progress)?;
     }
     flushwise_sim::pin_device(&format!("calibrated:{}", path.display()))
+}
+
+/// Calibrates the disk under `dir` into `path`; returns what it measured.
+fn calibrate_now(
+    dir: &Path,
+    mut options: CalibrateOptions,
+    path: &Path,
+    progress: &mut dyn FnMut(&str),
+) -> Result<flushwise_core::device::calibration::Measurements, String> {
+    if is_tmpfs(dir) {
+        options.io = IoMode::Buffered;
+    }
+    options.validate()?;
+    crate::device_preset::require_free_space(&options)?;
+    progress(&format!(
+        "calibrating the disk under {} into {} (~{} points)",
+        dir.display(),
+        path.display(),
+        options.point_count()
+    ));
+    let stop = AtomicBool::new(false);
+    let calibration = crate::device_preset::calibrate_into(&options, path, &stop, progress)?
+        .ok_or_else(|| "the calibration was stopped".to_string())?;
+    Ok(calibration.measurements)
 }
 
 /// Runs the lab at `scale` and writes `out/fidelity/`.
@@ -357,7 +388,13 @@ pub fn run(
     let traces = root.join("traces");
     std::fs::create_dir_all(&traces).map_err(|e| format!("{}: cannot create: {e}", traces.display()))?;
     let base = prepared(dir, scale.warehouses, progress)?;
-    let device = calibrated(dir, scale.quick_calibration, progress)?;
+    let presets = root.join("presets");
+    let device = if scale.calibrate_each_run {
+        std::fs::create_dir_all(&presets).map_err(|e| format!("{}: cannot create: {e}", presets.display()))?;
+        format!("calibrated before each run ({})", presets.display())
+    } else {
+        calibrated(dir, scale.quick_calibration, progress)?
+    };
     let copy = DbLocation {
         dir: dir.join("fidelity-run"),
         redo_dir: None,
@@ -376,6 +413,33 @@ pub fn run(
             for (policy_text, policy) in scale.policies.iter().zip(&policies) {
                 database::copy_database(&base.dir, &copy.dir)?;
                 let trace = traces.join(format!("{policy_text}-{pool}-{repeat}.fwtrace"));
+                // This run's device: the disk as it is now, or the lab's one preset.
+                let (run_device, disk) = if scale.calibrate_each_run {
+                    let path = presets.join(format!("{policy_text}-{pool}-{repeat}.toml"));
+                    let options = if scale.quick_calibration {
+                        CalibrateOptions::quick(dir)
+                    } else {
+                        CalibrateOptions::beside_a_run(dir)
+                    };
+                    let mut quiet = |_: &str| {};
+                    let m = calibrate_now(dir, options, &path, &mut quiet)?;
+                    let read_qd1 = m
+                        .point(flushwise_core::device::calibration::Pattern::Read, 1)
+                        .and_then(|p| p.read)
+                        .map(|f| f.mean_latency_us);
+                    progress(&format!(
+                        "  disk now: read QD1 {} us, log fdatasync {:.0} us (preset {})",
+                        read_qd1.map_or_else(|| "-".to_string(), |us| format!("{us:.0}")),
+                        m.fsync_mean_us,
+                        path.display()
+                    ));
+                    (
+                        flushwise_sim::pin_device(&format!("calibrated:{}", path.display()))?,
+                        (read_qd1, Some(m.fsync_mean_us)),
+                    )
+                } else {
+                    (device.clone(), (None, None))
+                };
                 let settings = EngineSettings {
                     connections: CONNECTIONS,
                     buffer_pool: pool.clone(),
@@ -405,7 +469,7 @@ pub fn run(
                     trace: Some(trace.clone()),
                     buffer_pool: pool.clone(),
                     redo: REDO.into(),
-                    device: device.clone(),
+                    device: run_device.clone(),
                     warmup: warmup.clone(),
                     duration: duration.clone(),
                     seed,
@@ -449,13 +513,16 @@ pub fn run(
                     engine,
                     replay,
                     engine_lock_wait_us_per_txn: lock_wait_us_per_txn,
+                    device: run_device,
+                    disk_read_qd1_us: disk.0,
+                    disk_fsync_us: disk.1,
                 });
             }
         }
     }
     database::remove_with_redo(&copy.dir, None)?;
     let runs_csv = root.join("runs.csv");
-    write_file(&runs_csv, &runs_csv_text(&runs, seed, &device), "lab run fidelity")?;
+    write_file(&runs_csv, &runs_csv_text(&runs, seed), "lab run fidelity")?;
     let mut report = FidelityReport {
         scale: scale.clone(),
         seed,
@@ -470,7 +537,7 @@ pub fn run(
 }
 
 /// One row per engine run with its replay.
-fn runs_csv_text(runs: &[FidelityRun], seed: u64, device: &str) -> String {
+fn runs_csv_text(runs: &[FidelityRun], seed: u64) -> String {
     let mut csv = Csv::default();
     for r in runs {
         let mut row = vec![
@@ -516,7 +583,9 @@ fn runs_csv_text(runs: &[FidelityRun], seed: u64, device: &str) -> String {
             ("replay_config_hash".into(), r.replay.config_hash.clone()),
             ("engine_commit".into(), r.engine.commit.clone()),
             ("replay_commit".into(), r.replay.commit.clone()),
-            ("replay_device".into(), device.to_string()),
+            ("replay_device".into(), r.device.clone()),
+            ("disk_read_qd1_us".into(), optional(r.disk_read_qd1_us)),
+            ("disk_fsync_us".into(), optional(r.disk_fsync_us)),
         ]);
         csv.push(row);
     }
@@ -713,6 +782,9 @@ mod tests {
             engine,
             replay,
             engine_lock_wait_us_per_txn: 0.0,
+            device: "calibrated:x#h".into(),
+            disk_read_qd1_us: Some(80.0),
+            disk_fsync_us: None,
         };
         let runs = vec![
             // mysql56: engine 8,000 and 12,000 (mean 10,000), replay 5,000: NOPM fails.
