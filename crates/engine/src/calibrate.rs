@@ -679,17 +679,17 @@ fn fsync_beside_point(
         (syncs, writes)
     });
     let latencies = syncs?;
-    let mut written = 0u64;
+    let mut completed = 0u64;
     let mut window = Duration::ZERO;
     for tally in writes {
         let (count, measured) = tally?;
-        written += count;
+        completed += count;
         window = window.max(measured);
     }
     Ok(FsyncBeside {
         kind,
         in_flight: count,
-        iops: written as f64 / window.as_secs_f64().max(1e-9),
+        iops: completed as f64 / window.as_secs_f64().max(1e-9),
         mean_latency_us: latencies.mean_us(),
         p99_latency_us: latencies.quantile_us(0.99) as f64,
     })
