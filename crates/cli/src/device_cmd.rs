@@ -178,6 +178,11 @@ fn table(
         "fdatasync after a 4 KiB append: mean {:.0} us, p99 {:.0} us\n",
         m.fsync_mean_us, m.fsync_p99_us
     ));
+    if let (Some(mean), Some(p99)) = (m.data_fsync_mean_us, m.data_fsync_p99_us) {
+        out.push_str(&format!(
+            "data file fdatasync after a 16 KiB direct write: mean {mean:.0} us, p99 {p99:.0} us\n"
+        ));
+    }
     if !m.fsync_beside.is_empty() {
         out.push_str(
             "the same fdatasync beside k threads reading or writing 16 KiB pages \
@@ -298,6 +303,8 @@ fn json_record(
         })).collect::<Vec<_>>(),
         "fsync_mean_us": m.fsync_mean_us,
         "fsync_p99_us": m.fsync_p99_us,
+        "data_fsync_mean_us": m.data_fsync_mean_us,
+        "data_fsync_p99_us": m.data_fsync_p99_us,
         "fsync_beside": m.fsync_beside.iter().map(|f| json!({
             "kind": io_kind_name(f.kind),
             "in_flight": f.in_flight,

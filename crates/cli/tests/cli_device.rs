@@ -57,6 +57,7 @@ fn quick_calibration_writes_a_preset_the_simulator_runs_on() {
         "points",
         "log_writes",
         "fsync_mean_us",
+        "data_fsync_mean_us",
         "sequential_write_mb_per_s",
         "mean_abs_iops_error_fitted",
         "mean_abs_iops_error_mixed",

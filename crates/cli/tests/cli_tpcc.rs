@@ -202,6 +202,16 @@ fn prepare_run_with_trace_check_and_export_on_one_warehouse() {
             && t["cpu_us_mean"].as_f64().unwrap() > 0.0),
         "{costs}"
     );
+    // Over the whole measured window: as many attempts as the result has
+    // transactions, give or take those in flight at its ends (the tally
+    // once began only after the first measured interval, and so counted
+    // about a fraction (intervals - 1) / intervals of them).
+    let attempts: u64 = types.iter().map(|t| t["attempts"].as_u64().unwrap()).sum();
+    let transactions = result["transactions"].as_u64().unwrap();
+    assert!(
+        attempts as f64 >= 0.95 * transactions as f64,
+        "{attempts} attempts tallied, {transactions} transactions: {costs}"
+    );
     // And the time each type spent blocked on key locks (the replay models
     // no lock and holds its transactions up that long): measured for every
     // type that ran, zero or more.

@@ -327,9 +327,25 @@ pub fn calibrate(
         ));
         log_writes.push(point);
     }
-    let (fsync_mean_us, fsync_p99_us) = fsync_point(&*log, options.log_file_bytes, options.duration_per_point, stop)?;
+    let (fsync_mean_us, fsync_p99_us) = fsync_point(
+        &*log,
+        SyncedWrite::LogAppend {
+            log_file_bytes: options.log_file_bytes,
+        },
+        options.duration_per_point,
+        stop,
+    )?;
     progress(&format!(
         "  fdatasync after a 4 KiB append: mean {fsync_mean_us:.0} us, p99 {fsync_p99_us:.0} us"
+    ));
+    let (data_fsync_mean_us, data_fsync_p99_us) = fsync_point(
+        &*data,
+        SyncedWrite::DataPage { slots },
+        options.duration_per_point,
+        stop,
+    )?;
+    progress(&format!(
+        "  data file fdatasync after a 16 KiB direct write: mean {data_fsync_mean_us:.0} us, p99 {data_fsync_p99_us:.0} us"
     ));
     let mut fsync_beside = Vec::new();
     let plan = [IoKind::Read, IoKind::Write]
@@ -366,6 +382,8 @@ pub fn calibrate(
         log_writes,
         fsync_mean_us,
         fsync_p99_us,
+        data_fsync_mean_us: Some(data_fsync_mean_us),
+        data_fsync_p99_us: Some(data_fsync_p99_us),
         fsync_beside,
         sequential_write_mb_per_s,
     })
@@ -573,28 +591,44 @@ fn log_point(
     })
 }
 
-/// `fdatasync` after a 4 KiB append, the sync alone timed; returns its
-/// mean and p99 in microseconds.
+/// What is written before each timed `fdatasync`.
+#[derive(Clone, Copy)]
+enum SyncedWrite {
+    /// A 4 KiB append to the (preallocated, buffered) log, wrapping at
+    /// its end: the engine's redo write.
+    LogAppend { log_file_bytes: u64 },
+    /// A 16 KiB direct write at a random page of the data file: the
+    /// engine's doublewrite copy or in-place write before it syncs.
+    DataPage { slots: u64 },
+}
+
+/// `fdatasync` after each write of `write`, the sync alone timed; returns
+/// its mean and p99 in microseconds.
 fn fsync_point(
-    log: &dyn StorageBackend,
-    log_file_bytes: u64,
+    file: &dyn StorageBackend,
+    write: SyncedWrite,
     duration: Duration,
     stop: &AtomicBool,
 ) -> Result<(f64, f64), CalibrateError> {
-    let latencies = timed_syncs(log, log_file_bytes, duration, stop)?;
+    let latencies = timed_syncs(file, write, duration, stop)?;
     Ok((latencies.mean_us(), latencies.quantile_us(0.99) as f64))
 }
 
-/// 4 KiB appends for `duration`, each `fdatasync` timed alone (after the
-/// warm-up): the latencies.
+/// Writes as `write` says for `duration`, each `fdatasync` after a write
+/// timed alone (after the warm-up): the latencies.
 fn timed_syncs(
-    log: &dyn StorageBackend,
-    log_file_bytes: u64,
+    file: &dyn StorageBackend,
+    write: SyncedWrite,
     duration: Duration,
     stop: &AtomicBool,
 ) -> Result<Histogram, CalibrateError> {
-    let mut buf = AlignedBuf::zeroed(FSYNC_APPEND_BYTES);
-    SplitMix64::new(7).fill(&mut buf);
+    let len = match write {
+        SyncedWrite::LogAppend { .. } => FSYNC_APPEND_BYTES,
+        SyncedWrite::DataPage { .. } => REQUEST_BYTES as usize,
+    };
+    let mut buf = AlignedBuf::zeroed(len);
+    let mut rng = SplitMix64::new(7);
+    rng.fill(&mut buf);
     let warmup = (duration / 10).min(WARMUP_MAX);
     let started = Instant::now();
     let measured_from = started + warmup;
@@ -603,14 +637,19 @@ fn timed_syncs(
     let mut offset = 0u64;
     loop {
         check_stop(stop)?;
-        if offset + FSYNC_APPEND_BYTES as u64 > log_file_bytes {
-            offset = 0;
+        match write {
+            SyncedWrite::LogAppend { log_file_bytes } => {
+                if offset + FSYNC_APPEND_BYTES as u64 > log_file_bytes {
+                    offset = 0;
+                }
+            }
+            SyncedWrite::DataPage { slots } => offset = (rng.next_u64() % slots) * u64::from(REQUEST_BYTES),
         }
-        log.write(offset, &buf)?;
+        file.write(offset, &buf)?;
         let begun = Instant::now();
-        log.sync_data()?;
+        file.sync_data()?;
         let ended = Instant::now();
-        offset += FSYNC_APPEND_BYTES as u64;
+        offset += len as u64;
         if begun >= measured_from && ended <= until {
             latencies.record(round_us(ended - begun));
         }
@@ -667,7 +706,7 @@ fn fsync_beside_point(
                 })
             })
             .collect();
-        let syncs = timed_syncs(log, log_file_bytes, duration, stop);
+        let syncs = timed_syncs(log, SyncedWrite::LogAppend { log_file_bytes }, duration, stop);
         finished.store(true, Ordering::Relaxed);
         let writes: Vec<Result<(u64, Duration), StorageError>> = workers
             .into_iter()

@@ -616,7 +616,12 @@ pub fn run(
         }
         if r.warmup {
             baseline.set((m.counters, lsn_now()));
-        } else {
+        }
+        // The CPU tally counts from the end of the warm-up's last interval
+        // (which ends at the measurement's start), as the figures do; it
+        // once waited for the first measured interval's end and so missed
+        // the measurement's first 10 s.
+        if !r.warmup || r.elapsed_s >= spec.run.warmup.as_secs_f64() {
             measuring.store(true, Ordering::Relaxed);
         }
         let is_steady = r.warmup

@@ -21,16 +21,18 @@ use crate::preset::{content_hash, CalibratedPreset};
 /// Its `fdatasync` cost is the preset's measured model (`[measured]
 /// fsync_mean_us` alone, each `[[fsync_beside]]` point at its count of
 /// its kind; free without measurements), which the simulator charges where the
-/// engine fsyncs (see `simulation.rs`).
+/// engine fsyncs the log (see `simulation.rs`); a data file's starts at
+/// `data_fsync_mean_us` instead where the preset has it.
 pub fn calibrated_spec(text: &str, label: &str) -> Result<DeviceSpec, String> {
     let preset = CalibratedPreset::from_toml(text, &format!("{label}#{}", content_hash(text)))?;
-    let fsync = match &preset.measurements {
-        Some(m) => m.fsync_cost()?,
-        None => FsyncCost::default(),
+    let (fsync, data_fsync) = match &preset.measurements {
+        Some(m) => (m.fsync_cost()?, m.data_fsync_cost()?),
+        None => (FsyncCost::default(), FsyncCost::default()),
     };
     Ok(DeviceSpec::calibrated(preset.config)
         .map_err(|e| e.to_string())?
-        .with_fsync(fsync))
+        .with_fsync(fsync)
+        .with_data_fsync(data_fsync))
 }
 
 /// `(the free-writes prefix as written, or "", the rest of the name)`.

@@ -30,8 +30,10 @@
 //! [measured]                               # optional: the measurements
 //! request_bytes = 16384
 //! sequential_write_mb_per_s = 826.0
-//! fsync_mean_us = 206.0
+//! fsync_mean_us = 206.0                   # the log's: after a 4 KiB append
 //! fsync_p99_us = 1028.0
+//! data_fsync_mean_us = 45.0                # optional: after a 16 KiB direct data write
+//! data_fsync_p99_us = 80.0
 //!
 //! [[point]]                                # one per measured point
 //! pattern = "mixed"                        # read | write | mixed
@@ -150,6 +152,11 @@ struct MeasuredTable {
     sequential_write_mb_per_s: f64,
     fsync_mean_us: f64,
     fsync_p99_us: f64,
+    /// Absent (presets before session 24): data files sync as the log.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    data_fsync_mean_us: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    data_fsync_p99_us: Option<f64>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -305,6 +312,8 @@ impl CalibratedPreset {
                         .collect(),
                     fsync_mean_us: t.fsync_mean_us,
                     fsync_p99_us: t.fsync_p99_us,
+                    data_fsync_mean_us: t.data_fsync_mean_us,
+                    data_fsync_p99_us: t.data_fsync_p99_us,
                     fsync_beside: file
                         .fsync_beside
                         .into_iter()
@@ -360,6 +369,8 @@ impl CalibratedPreset {
                     sequential_write_mb_per_s: rounded(m.sequential_write_mb_per_s),
                     fsync_mean_us: rounded(m.fsync_mean_us),
                     fsync_p99_us: rounded(m.fsync_p99_us),
+                    data_fsync_mean_us: m.data_fsync_mean_us.map(rounded),
+                    data_fsync_p99_us: m.data_fsync_p99_us.map(rounded),
                 }),
                 m.points
                     .iter()
@@ -487,6 +498,8 @@ mod tests {
                 }],
                 fsync_mean_us: 206.0,
                 fsync_p99_us: 1028.0,
+                data_fsync_mean_us: Some(45.5),
+                data_fsync_p99_us: Some(80.0),
                 fsync_beside: vec![
                     FsyncBeside {
                         kind: IoKind::Write,

@@ -30,10 +30,11 @@
 //!   connections in session 23);
 //! - with doublewrite on, each write batch first goes sequentially to the
 //!   doublewrite area; batches do not wait for each other's doublewrite
-//!   slots. An fsync costs the data or log device's
-//!   `DeviceSpec::fsync_cost` (a calibrated device's measured
-//!   `fdatasync`, free for the built-in models, which have no volatile
-//!   write cache) where the engine pays one (`Doublewrite::write_batch`):
+//!   slots. An fsync costs the log device's `DeviceSpec::fsync_cost` or
+//!   the data device's `DeviceSpec::data_fsync_cost` (a calibrated
+//!   device's measured `fdatasync`, the data file's after a direct
+//!   write apart from the log's after a buffered append; free for the
+//!   built-in models, which have no volatile write cache) where the engine pays one (`Doublewrite::write_batch`):
 //!   after the doublewrite copy, and after the batch's last in-place
 //!   write, whose pages are all released together then; and after every
 //!   log write. Its cost follows the data reads and writes in flight when
@@ -185,6 +186,9 @@ struct Agent {
     /// The agent's outstanding write is a single-page flush holding one of
     /// the doublewrite's single-page slots.
     holds_single_page_slot: bool,
+    /// The share of the current transaction's CPU each of its page fixes
+    /// spends (`CpuCosts::txn_cpu_along_fixes`; 0 otherwise), µs.
+    cpu_per_fix_us: u64,
 }
 
 /// A doublewrite batch's in-place writes posted at a bounded depth.
@@ -426,7 +430,7 @@ impl Simulation {
         let agents_n = workload.fixed_agents().unwrap_or(config.connections);
         let data_spec = crate::device::resolve_device(&config.data_device).map_err(|e| format!("--device: {e}"))?;
         let log_spec = crate::device::resolve_device(&config.log_device).map_err(|e| format!("--log-device: {e}"))?;
-        let (data_fsync, log_fsync) = (data_spec.fsync_cost().clone(), log_spec.fsync_cost().clone());
+        let (data_fsync, log_fsync) = (data_spec.data_fsync_cost().clone(), log_spec.fsync_cost().clone());
         let log_beside_data = config.log_device == config.data_device;
         let (data_device, log_device) = (data_spec.build(), log_spec.build());
         let sync_margin_bytes = pool.redo().margins.max_modified_age_sync_bytes;
@@ -590,7 +594,7 @@ impl Simulation {
                 // The agent's CPU after its read, queued for a core as
                 // `spend_cpu` does; the queueing is the read's wait for a
                 // core (the engine's `read_split.core_wait_us_mean`).
-                let fix_us = u64::from(self.config.costs.fix_us);
+                let fix_us = u64::from(self.config.costs.fix_us) + ag.cpu_per_fix_us;
                 let runs_on_us = self.queue_for_core(now, fix_us);
                 if self.measuring {
                     self.samples.reads_done += 1;
@@ -871,7 +875,19 @@ impl Simulation {
                     ag.txn_type = Some(txn_type);
                     ag.txn_start_us = now + cpu;
                     ag.pos += 1;
-                    cpu += u64::from(costs.txn_us_of(txn_type));
+                    let txn_us = u64::from(costs.txn_us_of(txn_type));
+                    let (at_begin_us, per_fix_us) = if costs.txn_cpu_along_fixes {
+                        let fixes = ag.records[ag.pos..]
+                            .iter()
+                            .filter(|r| matches!(r.event, TraceEvent::Fix { .. }))
+                            .count() as u64;
+                        let per_fix_us = txn_us / (fixes + 1);
+                        (txn_us - per_fix_us * fixes, per_fix_us)
+                    } else {
+                        (txn_us, 0)
+                    };
+                    ag.cpu_per_fix_us = per_fix_us;
+                    cpu += at_begin_us;
                     let lock_wait_us = u64::from(costs.lock_wait_us_of(txn_type));
                     if lock_wait_us > 0 {
                         // The engine's measured key-lock waits (no lock is
@@ -928,7 +944,7 @@ impl Simulation {
                         ag.pos += 1;
                         ag.attempt = 0;
                         ag.free_check_passed = false;
-                        cpu += u64::from(costs.fix_us);
+                        cpu += u64::from(costs.fix_us) + ag.cpu_per_fix_us;
                         if self.cpu_slice_us.is_some_and(|slice| cpu >= slice) {
                             // The time slice is used up: others run first.
                             self.spend_cpu(a, now, cpu);
@@ -949,7 +965,7 @@ impl Simulation {
                             ag.pos += 1;
                             ag.attempt = 0;
                             ag.free_check_passed = false;
-                            cpu += u64::from(costs.fix_us);
+                            cpu += u64::from(costs.fix_us) + ag.cpu_per_fix_us;
                         }
                         FixOutcome::Miss(frame) => {
                             self.end_stall(a, now, StallKind::FreeFrame);

@@ -460,3 +460,40 @@ fn reads_wait_for_a_core_when_agents_outnumber_cores() {
         "the device's part is the device model's read latency"
     );
 }
+
+/// Issue #18: an engine thread spends a transaction's CPU between its
+/// page fixes, so a read completing waits for a core behind another
+/// agent's share of one fix, not behind its whole transaction. Spread
+/// along the fixes, the same CPU (the same total, one busy core) holds
+/// the reads up far less, and the agents keep the core as busy.
+#[test]
+fn a_transactions_cpu_spent_along_its_fixes_holds_reads_up_less_than_one_burst() {
+    let cfg = |along_fixes| SimConfig {
+        cpu_cores: 1,
+        connections: 4,
+        costs: flushwise_sim::config::CpuCosts {
+            fix_us: 0,
+            unfix_us: 0,
+            txn_us: 1_500,
+            txn_cpu_along_fixes: along_fixes,
+            ..flushwise_sim::config::CpuCosts::default()
+        },
+        ..small("percona56", 2)
+    };
+    let (burst, _) = run(cfg(false));
+    let (along, _) = run(cfg(true));
+    let wait = |r: &flushwise_sim::RunResult| r.read_split.clone().expect("the run reads pages").core_wait_us_mean;
+    assert!(
+        wait(&along) < 0.6 * wait(&burst),
+        "a read's wait for the core: {:.0} us along the fixes, {:.0} us in one burst",
+        wait(&along),
+        wait(&burst)
+    );
+    let ratio = along.transactions as f64 / burst.transactions as f64;
+    assert!(
+        (0.8..1.5).contains(&ratio),
+        "the same CPU per transaction on one core: {} vs {} transactions",
+        along.transactions,
+        burst.transactions
+    );
+}

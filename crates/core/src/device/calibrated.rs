@@ -71,10 +71,11 @@
 //! cache that absorbs writes in bursts and then stalls, a hard throughput
 //! ceiling (beyond 1 / per_outstanding), request size in the load (a 512
 //! KiB write in flight counts as one request), and `fsync`: the
-//! [`DeviceModel`] trait has no flush request (neither shell submits one:
-//! the simulator charges fsyncs no device time, the emulated device passes
-//! `sync_data` through unmodelled), so the measured fsync latency is kept
-//! in the preset (`[measured] fsync_mean_us`) but used by nothing yet.
+//! [`DeviceModel`] trait has no flush request, so a flush is not a request
+//! in flight that slows reads and writes; its own cost is modelled apart
+//! ([`super::fsync`], from the preset's `[measured]` figures), which the
+//! simulator charges where the engine fsyncs (the emulated device passes
+//! `sync_data` through unmodelled).
 //!
 //! # Invariants (checked by `check_invariants`)
 //! - every completion is at or after its (clamped) arrival, and no later

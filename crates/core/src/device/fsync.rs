@@ -122,6 +122,34 @@ impl FsyncCost {
         })
     }
 
+    /// The same extras over what is in flight, from `alone_us` instead
+    /// (every point moved by the difference, none below 0): a flush of
+    /// another file of the device whose cost alone was measured apart.
+    pub fn starting_at(&self, alone_us: f64) -> Result<FsyncCost, String> {
+        if !(alone_us.is_finite() && alone_us >= 0.0) {
+            return Err(format!("fsync alone must be finite and >= 0, got {alone_us}"));
+        }
+        let shift = alone_us - self.alone_us;
+        let moved = |curve: &[FsyncPoint]| -> Vec<FsyncPoint> {
+            curve
+                .iter()
+                .map(|p| FsyncPoint {
+                    in_flight: p.in_flight,
+                    fsync_us: if p.in_flight == 0 {
+                        alone_us
+                    } else {
+                        (p.fsync_us + shift).max(0.0)
+                    },
+                })
+                .collect()
+        };
+        Ok(FsyncCost {
+            alone_us,
+            beside_writes: moved(&self.beside_writes),
+            beside_reads: moved(&self.beside_reads),
+        })
+    }
+
     /// The cost with nothing else in flight, µs (rounded to nearest).
     pub fn alone_us(&self) -> TimeUs {
         self.alone_us.round() as TimeUs
@@ -163,6 +191,22 @@ mod tests {
         assert!(!cost.varies() && !cost.is_free());
         assert!(FsyncCost::default().is_free());
         assert_eq!(FsyncCost::default().beside_us(5, 5), 0);
+    }
+
+    #[test]
+    fn a_cost_moved_to_another_start_keeps_its_extras_and_never_goes_below_0() {
+        let cost = FsyncCost::new(100.0, &[point(1, 166.0), point(4, 395.0)], &[point(4, 120.0)]).unwrap();
+        let data = cost.starting_at(45.0).unwrap();
+        assert_eq!(data.alone_us(), 45);
+        assert_eq!(data.beside_us(0, 1), 111);
+        assert_eq!(data.beside_us(0, 4), 340);
+        assert_eq!(data.beside_us(4, 0), 65);
+        let low = FsyncCost::new(100.0, &[point(1, 20.0)], &[])
+            .unwrap()
+            .starting_at(10.0)
+            .unwrap();
+        assert_eq!(low.beside_us(0, 1), 0, "20 - 90 is held at 0");
+        assert!(cost.starting_at(-1.0).is_err() && cost.starting_at(f64::INFINITY).is_err());
     }
 
     #[test]

@@ -283,8 +283,13 @@ pub struct DeviceSpec {
     /// durable; a calibrated device carries its measured curve over the
     /// data writes in flight, [`fsync`]). Not part of `build()`'s model
     /// (the trait has no flush): a shell charges it where the engine
-    /// fsyncs.
+    /// fsyncs. This is the log's: a buffered append, then `fdatasync`.
     fsync: FsyncCost,
+    /// What one `fdatasync` of a data file costs after a direct write
+    /// (the doublewrite copy's, the tablespace's): on this machine well
+    /// below the log's (the page cache holds nothing to write back).
+    /// [`DeviceSpec::with_fsync`] sets both alike.
+    data_fsync: FsyncCost,
 }
 
 /// A freshly constructed (never submitted to) model; `build` clones it.
@@ -378,6 +383,7 @@ impl DeviceSpec {
             return Ok(DeviceSpec {
                 prototype: Prototype::FreeWrites(Box::new(inner.prototype)),
                 fsync: FsyncCost::default(),
+                data_fsync: FsyncCost::default(),
             });
         }
         let unknown = || DeviceError::UnknownName { name: name.to_string() };
@@ -412,6 +418,7 @@ impl DeviceSpec {
         Ok(DeviceSpec {
             prototype: Prototype::Ssd(SsdModel::new(config)?),
             fsync: FsyncCost::default(),
+            data_fsync: FsyncCost::default(),
         })
     }
 
@@ -419,6 +426,7 @@ impl DeviceSpec {
         Ok(DeviceSpec {
             prototype: Prototype::Hdd(HddModel::new(config)?),
             fsync: FsyncCost::default(),
+            data_fsync: FsyncCost::default(),
         })
     }
 
@@ -426,6 +434,7 @@ impl DeviceSpec {
         Ok(DeviceSpec {
             prototype: Prototype::Constant(ConstantModel::new(config)?),
             fsync: FsyncCost::default(),
+            data_fsync: FsyncCost::default(),
         })
     }
 
@@ -433,6 +442,7 @@ impl DeviceSpec {
         Ok(DeviceSpec {
             prototype: Prototype::Calibrated(CalibratedModel::new(config)?),
             fsync: FsyncCost::default(),
+            data_fsync: FsyncCost::default(),
         })
     }
 
@@ -447,12 +457,21 @@ impl DeviceSpec {
         Ok(DeviceSpec {
             prototype: Prototype::FreeWrites(Box::new(self.prototype)),
             fsync: FsyncCost::default(),
+            data_fsync: FsyncCost::default(),
         })
     }
 
-    /// The same device with a measured `fdatasync` cost (see the field).
+    /// The same device with a measured `fdatasync` cost, the log's and a
+    /// data file's alike (see the fields).
     pub fn with_fsync(mut self, fsync: FsyncCost) -> DeviceSpec {
+        self.data_fsync = fsync.clone();
         self.fsync = fsync;
+        self
+    }
+
+    /// The same device with a data file's `fdatasync` measured apart.
+    pub fn with_data_fsync(mut self, data_fsync: FsyncCost) -> DeviceSpec {
+        self.data_fsync = data_fsync;
         self
     }
 
@@ -462,9 +481,14 @@ impl DeviceSpec {
         self.fsync.alone_us()
     }
 
-    /// The whole `fdatasync` cost curve (see [`fsync`]).
+    /// The whole `fdatasync` cost curve of the log (see [`fsync`]).
     pub fn fsync_cost(&self) -> &FsyncCost {
         &self.fsync
+    }
+
+    /// The `fdatasync` cost curve of a data file after direct writes.
+    pub fn data_fsync_cost(&self) -> &FsyncCost {
+        &self.data_fsync
     }
 
     /// `ssd`, `hdd`, `constant` or `calibrated` (a free-writes device: its inner kind).
