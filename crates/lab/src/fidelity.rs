@@ -576,6 +576,14 @@ fn runs_csv_text(runs: &[FidelityRun], seed: u64) -> String {
             row.push((format!("replay_{key}"), optional(of(&r.replay))));
         }
         row.extend([
+            (
+                "engine_final_parameters".into(),
+                crate::render::parameters_text(&r.engine.final_parameters),
+            ),
+            (
+                "replay_final_parameters".into(),
+                crate::render::parameters_text(&r.replay.final_parameters),
+            ),
             ("seed".into(), seed.to_string()),
             ("engine_seed".into(), r.engine.seed.to_string()),
             ("replay_seed".into(), r.replay.seed.to_string()),
@@ -722,6 +730,27 @@ pub fn report_text(report: &FidelityReport) -> String {
             replay.join(" > ")
         ));
     }
+    // Each run side by side where the time goes and where the policy
+    // ended (issue #18 asks for its final parameters too).
+    text.push_str("\nper run, engine / replay: NOPM; users' wait for a core, us per transaction; a read's device time, us; the policy's final parameters\n");
+    let us = |v: Option<f64>| v.map_or_else(|| "-".to_string(), |v| format!("{v:.0}"));
+    let read_device = |r: &RunResult| r.read_split.as_ref().map(|s| s.device_us_mean);
+    for r in &report.runs {
+        text.push_str(&format!(
+            "{} {} run {}: NOPM {:.0} / {:.0}; core wait {} / {}; read device {} / {}\n  engine: {}\n  replay: {}\n",
+            r.pool,
+            r.policy,
+            r.repeat,
+            r.engine.figures.nopm,
+            r.replay.figures.nopm,
+            us(r.engine.core_wait_us_per_txn),
+            us(r.replay.core_wait_us_per_txn),
+            us(read_device(&r.engine)),
+            us(read_device(&r.replay)),
+            crate::render::parameters_text(&r.engine.final_parameters),
+            crate::render::parameters_text(&r.replay.final_parameters),
+        ));
+    }
     text
 }
 
@@ -736,6 +765,9 @@ mod tests {
         r.figures.io_per_txn = 20.0;
         r.figures.sync_write_pct = sync;
         r.dirty_pct_avg = dirty;
+        // Where the policy ended: the engine's 1024, the replay's (any
+        // with a dirty share under 10 %) 2048.
+        r.final_parameters = vec![("p_scan".into(), if dirty < 10.0 { 2048.0 } else { 1024.0 })];
         r
     }
 
@@ -857,6 +889,18 @@ mod tests {
         assert!(text.contains("ranking by mean NOPM at 32MiB: same"), "{text}");
         assert!(text.contains("ranking by mean NOPM at 64MiB: DIFFERENT"), "{text}");
         assert!(text.contains("10000 (8000-12000) / 5000 (-50 %) FAIL"), "{text}");
+        // Each run's own line, with where the policy ended in each shell.
+        assert!(
+            text.contains("32MiB mysql56 run 2: NOPM 12000 / 5000; core wait - / -"),
+            "{text}"
+        );
+        assert!(
+            text.contains("  engine: p_scan=1024\n  replay: p_scan=2048\n"),
+            "{text}"
+        );
+        let csv = runs_csv_text(&report.runs, 1);
+        assert!(csv.contains("engine_final_parameters"), "{csv}");
+        assert!(csv.contains("p_scan=2048"), "{csv}");
     }
 
     #[test]
