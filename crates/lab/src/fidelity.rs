@@ -429,7 +429,7 @@ pub fn run(
                         .map(|f| f.mean_latency_us);
                     progress(&format!(
                         "  disk now: read QD1 {} us, log fdatasync {:.0} us (preset {})",
-                        read_qd1.map_or_else(|| "-".to_string(), |us| format!("{us:.0}")),
+                        us_or_dash(read_qd1),
                         m.fsync_mean_us,
                         path.display()
                     ));
@@ -486,7 +486,6 @@ pub fn run(
                 let replay = crate::sim_runner::run_one(config, None)?.result;
                 // Traces are large; the CPU costs beside them stay.
                 std::fs::remove_file(&trace).map_err(|e| format!("{}: cannot remove: {e}", trace.display()))?;
-                let us = |v: Option<f64>| v.map_or_else(|| "-".to_string(), |v| format!("{v:.0}"));
                 progress(&format!(
                     "  NOPM {:.0} / {:.0}, sync writes {:.1} / {:.1} %, dirty {:.1} / {:.1} %, synced log write {} / {} us (engine / replay), engine lock waits {lock_wait_us_per_txn:.0} us per txn{}",
                     engine.figures.nopm,
@@ -495,8 +494,8 @@ pub fn run(
                     replay.figures.sync_write_pct,
                     engine.dirty_pct_avg,
                     replay.dirty_pct_avg,
-                    us(engine.log_synced_write_us_mean),
-                    us(replay.log_synced_write_us_mean),
+                    us_or_dash(engine.log_synced_write_us_mean),
+                    us_or_dash(replay.log_synced_write_us_mean),
                     if replay.partial {
                         format!(
                             "; the replay ran out of trace {:.1} s into its window",
@@ -536,6 +535,16 @@ pub fn run(
     Ok(report)
 }
 
+/// Whole microseconds, or "-" where a shell did not measure the figure.
+fn us_or_dash(v: Option<f64>) -> String {
+    v.map_or_else(|| "-".to_string(), |v| format!("{v:.0}"))
+}
+
+/// A read's mean device time, where the run split its reads.
+fn read_device_us(r: &RunResult) -> Option<f64> {
+    r.read_split.as_ref().map(|s| s.device_us_mean)
+}
+
 /// One row per engine run with its replay.
 fn runs_csv_text(runs: &[FidelityRun], seed: u64) -> String {
     let mut csv = Csv::default();
@@ -564,10 +573,7 @@ fn runs_csv_text(runs: &[FidelityRun], seed: u64) -> String {
         // NOPM gap; empty where a shell did not measure it).
         let optional = |v: Option<f64>| v.map_or_else(String::new, |v| format!("{v:.1}"));
         for (key, of) in [
-            (
-                "read_device_us_mean",
-                (|r: &RunResult| r.read_split.as_ref().map(|s| s.device_us_mean)) as fn(&RunResult) -> Option<f64>,
-            ),
+            ("read_device_us_mean", read_device_us as fn(&RunResult) -> Option<f64>),
             ("core_wait_us_per_txn", |r: &RunResult| r.core_wait_us_per_txn),
             ("commit_wait_us_per_txn", |r: &RunResult| r.commit_wait_us_per_txn),
             ("log_synced_write_us_mean", |r: &RunResult| r.log_synced_write_us_mean),
@@ -733,8 +739,6 @@ pub fn report_text(report: &FidelityReport) -> String {
     // Each run side by side where the time goes and where the policy
     // ended (issue #18 asks for its final parameters too).
     text.push_str("\nper run, engine / replay: NOPM; users' wait for a core, us per transaction; a read's device time, us; the policy's final parameters\n");
-    let us = |v: Option<f64>| v.map_or_else(|| "-".to_string(), |v| format!("{v:.0}"));
-    let read_device = |r: &RunResult| r.read_split.as_ref().map(|s| s.device_us_mean);
     for r in &report.runs {
         text.push_str(&format!(
             "{} {} run {}: NOPM {:.0} / {:.0}; core wait {} / {}; read device {} / {}\n  engine: {}\n  replay: {}\n",
@@ -743,10 +747,10 @@ pub fn report_text(report: &FidelityReport) -> String {
             r.repeat,
             r.engine.figures.nopm,
             r.replay.figures.nopm,
-            us(r.engine.core_wait_us_per_txn),
-            us(r.replay.core_wait_us_per_txn),
-            us(read_device(&r.engine)),
-            us(read_device(&r.replay)),
+            us_or_dash(r.engine.core_wait_us_per_txn),
+            us_or_dash(r.replay.core_wait_us_per_txn),
+            us_or_dash(read_device_us(&r.engine)),
+            us_or_dash(read_device_us(&r.replay)),
             crate::render::parameters_text(&r.engine.final_parameters),
             crate::render::parameters_text(&r.replay.final_parameters),
         ));
