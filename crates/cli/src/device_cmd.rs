@@ -125,12 +125,25 @@ fn table(
         out.push_str(&format!("filesystem: {}\n", p.filesystem));
     }
     out.push_str(&format!(
-        "\n16 KiB random requests, measured vs model ({}):\n",
+        "\n16 KiB random requests, measured vs model ({}); the model predicts the device's part of a \
+         request's latency, its wall time less the calling thread's own CPU and wait for a core \
+         (`caller us`), which a replay charges on its own cores:\n",
         spec.describe()
     ));
     out.push_str(&format!(
-        "{:<7} {:>3} {:<5} {:>9} {:>9} {:>7}  {:>8} {:>8} {:>7}  {:>8}\n",
-        "pattern", "QD", "dir", "IOPS", "model", "error", "mean us", "model", "error", "p99 us"
+        "{:<7} {:>3} {:<5} {:>9} {:>9} {:>7}  {:>8} {:>9} {:>9} {:>8} {:>7}  {:>8}\n",
+        "pattern",
+        "QD",
+        "dir",
+        "IOPS",
+        "model",
+        "error",
+        "mean us",
+        "caller us",
+        "device us",
+        "model",
+        "error",
+        "p99 us"
     ));
     for c in comparisons {
         for (dir, d) in [("read", c.read), ("write", c.write)] {
@@ -138,7 +151,7 @@ fn table(
                 continue;
             };
             out.push_str(&format!(
-                "{:<7} {:>3} {:<5} {:>9.0} {:>9.0} {:>7}  {:>8.1} {:>8.1} {:>7}  {:>8.0}\n",
+                "{:<7} {:>3} {:<5} {:>9.0} {:>9.0} {:>7}  {:>8.1} {:>9.1} {:>9.1} {:>8.1} {:>7}  {:>8.0}\n",
                 c.pattern.as_str(),
                 c.queue_depth,
                 dir,
@@ -146,6 +159,8 @@ fn table(
                 predicted.iops,
                 pct(d.map_or(0.0, |d| d.iops_error())),
                 measured.mean_latency_us,
+                measured.caller_us(),
+                measured.device_latency_us(),
                 predicted.mean_latency_us,
                 pct(d.map_or(0.0, |d| d.latency_error())),
                 measured.p99_latency_us
@@ -242,6 +257,9 @@ fn figures_json(f: &calibration::Figures) -> Value {
         "iops": f.iops,
         "mean_latency_us": f.mean_latency_us,
         "p99_latency_us": f.p99_latency_us,
+        "caller_cpu_us": f.caller_cpu_us,
+        "caller_core_wait_us": f.caller_core_wait_us,
+        "device_latency_us": f.device_latency_us(),
     })
 }
 

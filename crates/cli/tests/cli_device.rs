@@ -88,6 +88,18 @@ fn quick_calibration_writes_a_preset_the_simulator_runs_on() {
                 assert!(p[dir]["measured"]["iops"].as_f64().unwrap() > 0.0, "{p}");
                 assert!(p[dir]["model"]["iops"].as_f64().unwrap() > 0.0, "{p}");
                 assert!(p[dir]["iops_error"].as_f64().unwrap().is_finite(), "{p}");
+                // Where Linux gives a thread's schedstat, the callers' own
+                // CPU and wait for a core are measured and taken out of
+                // the device's part of the latency.
+                if std::path::Path::new("/proc/thread-self/schedstat").exists() {
+                    let measured = &p[dir]["measured"];
+                    let cpu = measured["caller_cpu_us"].as_f64().unwrap();
+                    let wait = measured["caller_core_wait_us"].as_f64().unwrap();
+                    let mean = measured["mean_latency_us"].as_f64().unwrap();
+                    assert!(cpu > 0.0 && wait >= 0.0, "{p}");
+                    let device = measured["device_latency_us"].as_f64().unwrap();
+                    assert!((device - (mean - cpu - wait).max(1.0)).abs() < 1e-6, "{p}");
+                }
             }
         }
     }

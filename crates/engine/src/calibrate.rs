@@ -35,7 +35,13 @@
 //!
 //! Latencies are taken with `Instant` around each call; the figures are
 //! per direction: IOPS over the measured window, mean and p99 from a
-//! `flushwise_core::histogram::Histogram` (<= 0.4 % bucket error).
+//! `flushwise_core::histogram::Histogram` (<= 0.4 % bucket error). Each
+//! thread of a random point also reads its own scheduler counters
+//! ([`crate::sched`]) before its first measured request and after its
+//! last, so a point gives the callers' own CPU and wait for a core per
+//! request (`Figures::caller_cpu_us`, `caller_core_wait_us`), which the
+//! fit takes out of the latency to leave the device's part; nothing is
+//! added to the requests themselves.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -46,6 +52,7 @@ use flushwise_core::device::IoKind;
 use flushwise_core::histogram::Histogram;
 
 use crate::rng::SplitMix64;
+use crate::sched::{thread_sched_ns, ThreadSchedNs};
 use crate::storage::{open_file, AlignedBuf, IoMode, StorageBackend, StorageError};
 
 /// The engine's page: every random request is one.
@@ -444,6 +451,9 @@ struct ThreadTally {
     latencies: Histogram,
     /// When its last measured request ended.
     last_end: Instant,
+    /// Its own CPU and wait for a core over its measured requests (`None`
+    /// where the kernel gives no schedstat).
+    sched: Option<ThreadSchedNs>,
 }
 
 /// Keeps `queue_depth` readers and/or writers busy for `duration`.
@@ -475,8 +485,14 @@ fn random_point(
                     rng.fill(&mut buf);
                     let mut latencies = Histogram::new();
                     let mut last_end = measured_from;
+                    // Read once before the first measured request and once
+                    // after the last: nothing is added to each request.
+                    let mut sched_from: Option<Option<ThreadSchedNs>> = None;
                     while !abort.load(Ordering::Relaxed) && !stop.load(Ordering::Relaxed) {
                         let offset = (rng.next_u64() % slots) * u64::from(REQUEST_BYTES);
+                        if sched_from.is_none() && Instant::now() >= measured_from {
+                            sched_from = Some(thread_sched_ns());
+                        }
                         let begun = Instant::now();
                         let outcome = if is_reader {
                             file.read(offset, &mut buf)
@@ -496,10 +512,15 @@ fn random_point(
                             break;
                         }
                     }
+                    let sched = match (sched_from.flatten(), thread_sched_ns()) {
+                        (Some(from), Some(to)) => Some(to.since(&from)),
+                        _ => None,
+                    };
                     Ok(ThreadTally {
                         is_reader,
                         latencies,
                         last_end,
+                        sched,
                     })
                 })
             })
@@ -522,28 +543,55 @@ fn random_point(
         .max()
         .unwrap_or_default()
         .max(duration - warmup);
-    let mut read = Histogram::new();
-    let mut write = Histogram::new();
+    let mut read = Direction::default();
+    let mut write = Direction::default();
     for tally in tallies {
-        if tally.is_reader {
-            read.merge(&tally.latencies);
-        } else {
-            write.merge(&tally.latencies);
-        }
+        let direction = if tally.is_reader { &mut read } else { &mut write };
+        direction.latencies.merge(&tally.latencies);
+        direction.sched = match (direction.sched, tally.sched) {
+            (Some(sum), Some(this)) => Some(ThreadSchedNs {
+                on_cpu_ns: sum.on_cpu_ns + this.on_cpu_ns,
+                run_delay_ns: sum.run_delay_ns + this.run_delay_ns,
+            }),
+            _ => None,
+        };
     }
     Ok(MeasuredPoint {
         pattern,
         queue_depth,
-        read: (readers > 0).then(|| figures(&read, window)),
-        write: (writers > 0).then(|| figures(&write, window)),
+        read: (readers > 0).then(|| read.figures(window)),
+        write: (writers > 0).then(|| write.figures(window)),
     })
 }
 
-fn figures(latencies: &Histogram, window: Duration) -> Figures {
-    Figures {
-        iops: latencies.count() as f64 / window.as_secs_f64(),
-        mean_latency_us: latencies.mean_us(),
-        p99_latency_us: latencies.quantile_us(0.99) as f64,
+/// One direction's threads of a point, merged.
+struct Direction {
+    latencies: Histogram,
+    /// Their own CPU and wait for a core, summed (`None` if any thread's
+    /// is unknown).
+    sched: Option<ThreadSchedNs>,
+}
+
+impl Default for Direction {
+    fn default() -> Self {
+        Direction {
+            latencies: Histogram::new(),
+            sched: Some(ThreadSchedNs::default()),
+        }
+    }
+}
+
+impl Direction {
+    fn figures(&self, window: Duration) -> Figures {
+        let requests = self.latencies.count().max(1) as f64;
+        let per_request_us = |ns: u64| ns as f64 / 1e3 / requests;
+        Figures {
+            iops: self.latencies.count() as f64 / window.as_secs_f64(),
+            mean_latency_us: self.latencies.mean_us(),
+            p99_latency_us: self.latencies.quantile_us(0.99) as f64,
+            caller_cpu_us: self.sched.map(|s| per_request_us(s.on_cpu_ns)),
+            caller_core_wait_us: self.sched.map(|s| per_request_us(s.run_delay_ns)),
+        }
     }
 }
 

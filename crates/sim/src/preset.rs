@@ -44,6 +44,10 @@
 //! write_iops = 17913.0                     # write_* for write and mixed
 //! write_mean_latency_us = 223.0
 //! write_p99_latency_us = 890.0
+//! read_caller_cpu_us = 21.0                # optional: the calling thread's own CPU
+//! read_caller_core_wait_us = 30.0          # and its wait for a core, per request:
+//! write_caller_cpu_us = 19.0               # the model is fitted to the latency
+//! write_caller_core_wait_us = 28.0         # less both (the device's part)
 //!
 //! [[log_write]]                            # one per log-append size
 //! write_bytes = 16384
@@ -176,6 +180,16 @@ struct PointTable {
     write_mean_latency_us: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     write_p99_latency_us: Option<f64>,
+    /// The calling threads' own CPU and wait for a core per request
+    /// (absent in presets before session 25).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    read_caller_cpu_us: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    read_caller_core_wait_us: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    write_caller_cpu_us: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    write_caller_core_wait_us: Option<f64>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -226,17 +240,28 @@ fn rounded(value: f64) -> f64 {
 fn figures_of(
     point: usize,
     dir: &str,
-    iops: Option<f64>,
-    mean: Option<f64>,
-    p99: Option<f64>,
+    [iops, mean, p99]: [Option<f64>; 3],
+    [caller_cpu_us, caller_core_wait_us]: [Option<f64>; 2],
 ) -> Result<Option<Figures>, String> {
     match (iops, mean, p99) {
-        (None, None, None) => Ok(None),
-        (Some(iops), Some(mean_latency_us), Some(p99_latency_us)) => Ok(Some(Figures {
-            iops,
-            mean_latency_us,
-            p99_latency_us,
-        })),
+        (None, None, None) if caller_cpu_us.is_none() && caller_core_wait_us.is_none() => Ok(None),
+        (Some(iops), Some(mean_latency_us), Some(p99_latency_us)) => {
+            for (name, value) in [
+                ("caller_cpu_us", caller_cpu_us),
+                ("caller_core_wait_us", caller_core_wait_us),
+            ] {
+                if value.is_some_and(|v| !v.is_finite() || v < 0.0) {
+                    return Err(format!("[[point]] {point}: `{dir}_{name}` must be finite and >= 0"));
+                }
+            }
+            Ok(Some(Figures {
+                iops,
+                mean_latency_us,
+                p99_latency_us,
+                caller_cpu_us,
+                caller_core_wait_us,
+            }))
+        }
         _ => Err(format!(
             "[[point]] {point}: give all of `{dir}_iops`, `{dir}_mean_latency_us` and `{dir}_p99_latency_us` or none"
         )),
@@ -287,13 +312,17 @@ impl CalibratedPreset {
                     points.push(MeasuredPoint {
                         pattern,
                         queue_depth: p.queue_depth,
-                        read: figures_of(n, "read", p.read_iops, p.read_mean_latency_us, p.read_p99_latency_us)?,
+                        read: figures_of(
+                            n,
+                            "read",
+                            [p.read_iops, p.read_mean_latency_us, p.read_p99_latency_us],
+                            [p.read_caller_cpu_us, p.read_caller_core_wait_us],
+                        )?,
                         write: figures_of(
                             n,
                             "write",
-                            p.write_iops,
-                            p.write_mean_latency_us,
-                            p.write_p99_latency_us,
+                            [p.write_iops, p.write_mean_latency_us, p.write_p99_latency_us],
+                            [p.write_caller_cpu_us, p.write_caller_core_wait_us],
                         )?,
                     });
                 }
@@ -383,6 +412,10 @@ impl CalibratedPreset {
                         write_iops: p.write.map(|f| rounded(f.iops)),
                         write_mean_latency_us: p.write.map(|f| rounded(f.mean_latency_us)),
                         write_p99_latency_us: p.write.map(|f| rounded(f.p99_latency_us)),
+                        read_caller_cpu_us: p.read.and_then(|f| f.caller_cpu_us).map(rounded),
+                        read_caller_core_wait_us: p.read.and_then(|f| f.caller_core_wait_us).map(rounded),
+                        write_caller_cpu_us: p.write.and_then(|f| f.caller_cpu_us).map(rounded),
+                        write_caller_core_wait_us: p.write.and_then(|f| f.caller_core_wait_us).map(rounded),
                     })
                     .collect(),
                 m.log_writes
@@ -448,6 +481,8 @@ mod tests {
             iops,
             mean_latency_us: 1e6 / iops,
             p99_latency_us: 3e6 / iops,
+            caller_cpu_us: Some(21.5),
+            caller_core_wait_us: Some(30.25),
         };
         CalibratedPreset {
             config: CalibratedConfig {
@@ -684,5 +719,11 @@ mod tests {
         assert!(message.contains("queue_depth must be >= 1"), "{message}");
         let message = error_of(&text.replace("file_size_bytes = 1073741824", "file_size_bytes = -1"));
         assert!(message.contains("file_size_bytes"), "{message}");
+        let message =
+            error_of(&text.replacen("read_caller_core_wait_us = 30.25", "read_caller_core_wait_us = -3.0", 1));
+        assert!(
+            message.contains("`read_caller_core_wait_us` must be finite and >= 0"),
+            "{message}"
+        );
     }
 }
