@@ -125,13 +125,13 @@ fn table(
         out.push_str(&format!("filesystem: {}\n", p.filesystem));
     }
     out.push_str(&format!(
-        "\n16 KiB random requests, measured vs model ({}); the model predicts the device's part of a \
-         request's latency, its wall time less the calling thread's own CPU and wait for a core \
-         (`caller us`), which a replay charges on its own cores:\n",
+        "\n16 KiB random requests, measured vs model ({}); the model is fitted to the mean latency; \
+         `caller us` is the calling thread's own CPU and wait for a core per request, `device us` \
+         the rest:\n",
         spec.describe()
     ));
     out.push_str(&format!(
-        "{:<7} {:>3} {:<5} {:>9} {:>9} {:>7}  {:>8} {:>9} {:>9} {:>8} {:>7}  {:>8}\n",
+        "{:<7} {:>3} {:<5} {:>9} {:>9} {:>7}  {:>8} {:>8} {:>7} {:>9} {:>9}  {:>8}\n",
         "pattern",
         "QD",
         "dir",
@@ -139,10 +139,10 @@ fn table(
         "model",
         "error",
         "mean us",
-        "caller us",
-        "device us",
         "model",
         "error",
+        "caller us",
+        "device us",
         "p99 us"
     ));
     for c in comparisons {
@@ -151,7 +151,7 @@ fn table(
                 continue;
             };
             out.push_str(&format!(
-                "{:<7} {:>3} {:<5} {:>9.0} {:>9.0} {:>7}  {:>8.1} {:>9.1} {:>9.1} {:>8.1} {:>7}  {:>8.0}\n",
+                "{:<7} {:>3} {:<5} {:>9.0} {:>9.0} {:>7}  {:>8.1} {:>8.1} {:>7} {:>9.1} {:>9.1}  {:>8.0}\n",
                 c.pattern.as_str(),
                 c.queue_depth,
                 dir,
@@ -159,10 +159,10 @@ fn table(
                 predicted.iops,
                 pct(d.map_or(0.0, |d| d.iops_error())),
                 measured.mean_latency_us,
-                measured.caller_us(),
-                measured.device_latency_us(),
                 predicted.mean_latency_us,
                 pct(d.map_or(0.0, |d| d.latency_error())),
+                measured.caller_us(),
+                measured.device_latency_us(),
                 measured.p99_latency_us
             ));
         }

@@ -39,9 +39,10 @@
 //! thread of a random point also reads its own scheduler counters
 //! ([`crate::sched`]) before its first measured request and after its
 //! last, so a point gives the callers' own CPU and wait for a core per
-//! request (`Figures::caller_cpu_us`, `caller_core_wait_us`), which the
-//! fit takes out of the latency to leave the device's part; nothing is
-//! added to the requests themselves.
+//! request (`Figures::caller_cpu_us`, `caller_core_wait_us`), reported
+//! beside the latency as the device's part and the callers' (the fit
+//! stays on the wall time: `Figures::device_latency_us` says why); nothing
+//! is added to the requests themselves.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};

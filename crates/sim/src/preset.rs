@@ -45,9 +45,9 @@
 //! write_mean_latency_us = 223.0
 //! write_p99_latency_us = 890.0
 //! read_caller_cpu_us = 21.0                # optional: the calling thread's own CPU
-//! read_caller_core_wait_us = 30.0          # and its wait for a core, per request:
-//! write_caller_cpu_us = 19.0               # the model is fitted to the latency
-//! write_caller_core_wait_us = 28.0         # less both (the device's part)
+//! read_caller_core_wait_us = 30.0          # and its wait for a core, per request
+//! write_caller_cpu_us = 19.0               # (inside the mean latency; reported,
+//! write_caller_core_wait_us = 28.0         # not fitted)
 //!
 //! [[log_write]]                            # one per log-append size
 //! write_bytes = 16384
