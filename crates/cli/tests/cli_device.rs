@@ -89,8 +89,8 @@ fn quick_calibration_writes_a_preset_the_simulator_runs_on() {
                 assert!(p[dir]["model"]["iops"].as_f64().unwrap() > 0.0, "{p}");
                 assert!(p[dir]["iops_error"].as_f64().unwrap().is_finite(), "{p}");
                 // Where Linux gives a thread's schedstat, the callers' own
-                // CPU and wait for a core are measured and taken out of
-                // the device's part of the latency.
+                // CPU and wait for a core are measured, and the device's
+                // part reported is the mean latency less both.
                 if std::path::Path::new("/proc/thread-self/schedstat").exists() {
                     let measured = &p[dir]["measured"];
                     let cpu = measured["caller_cpu_us"].as_f64().unwrap();

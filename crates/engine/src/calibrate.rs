@@ -550,10 +550,7 @@ fn random_point(
         let direction = if tally.is_reader { &mut read } else { &mut write };
         direction.latencies.merge(&tally.latencies);
         direction.sched = match (direction.sched, tally.sched) {
-            (Some(sum), Some(this)) => Some(ThreadSchedNs {
-                on_cpu_ns: sum.on_cpu_ns + this.on_cpu_ns,
-                run_delay_ns: sum.run_delay_ns + this.run_delay_ns,
-            }),
+            (Some(sum), Some(this)) => Some(sum.plus(&this)),
             _ => None,
         };
     }

@@ -36,6 +36,15 @@ impl ThreadSchedNs {
             run_delay_ns: self.run_delay_ns.saturating_sub(earlier.run_delay_ns),
         }
     }
+
+    /// `self + other`: two spans' counters together (of one thread or of
+    /// several), saturating.
+    pub fn plus(&self, other: &ThreadSchedNs) -> ThreadSchedNs {
+        ThreadSchedNs {
+            on_cpu_ns: self.on_cpu_ns.saturating_add(other.on_cpu_ns),
+            run_delay_ns: self.run_delay_ns.saturating_add(other.run_delay_ns),
+        }
+    }
 }
 
 thread_local! {
