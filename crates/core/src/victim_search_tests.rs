@@ -1,8 +1,9 @@
 //! The LRU index's victim searches against InnoDB's walks from the LRU tail.
 //!
 //! Two pools take the same random operations: one answers a user's
-//! clean-victim scan and single-page flush from its LRU index, the other by
-//! walking the LRU (the reference kept for tests). Every decision (fix
+//! clean-victim scan and single-page flush, and `flushwise`'s graced LRU
+//! chunk, from its LRU index, the other by walking the LRU (the reference
+//! kept for tests). Every decision (fix
 //! outcome, batch, write order) and every counter (NP_clean, NP_dirty,
 //! pin vetoes, ...) must be identical after every step, with and without a
 //! fast-hit shell that vetoes evictions, under changing scan depths and
@@ -75,6 +76,14 @@ enum Op {
         scan_limit: u32,
         clean_only: bool,
     },
+    /// `flushwise`'s graced LRU chunk (rule 9): pages first accessed after
+    /// `now - grace_us` within `depth` of the tail are passed over.
+    GracedBatch {
+        max_pages: u32,
+        free_target: u32,
+        grace_us: u64,
+        depth: u32,
+    },
     FlushBatch {
         pages: u32,
     },
@@ -107,6 +116,9 @@ fn op(pages: u32, frames: u32) -> impl Strategy<Value = Op> {
         1 => any::<usize>().prop_map(|nth| Op::AbandonWrite { nth }),
         2 => (1u32..12, 0..frames + 2, 1..frames + 4, prop::bool::weighted(0.2)).prop_map(
             |(max_pages, free_target, scan_limit, clean_only)| Op::LruBatch { max_pages, free_target, scan_limit, clean_only }
+        ),
+        2 => (1u32..12, 0..frames + 2, 0u64..200_000, 0..frames + 4).prop_map(
+            |(max_pages, free_target, grace_us, depth)| Op::GracedBatch { max_pages, free_target, grace_us, depth }
         ),
         2 => (1u32..10).prop_map(|pages| Op::FlushBatch { pages }),
         1 => Just(Op::FreeCheck),
@@ -262,6 +274,18 @@ fn step(sides: &mut [Side; 2], flight: &mut Flight, op: &Op, now_us: u64) {
             };
             let chunk = each(sides, "LRU batch chunk", |p| {
                 p.lru_batch_chunk(max_pages, free_target, scan_limit, mode)
+            });
+            flight.writing.extend(chunk.writes.iter().map(|w| w.frame));
+        }
+        Op::GracedBatch {
+            max_pages,
+            free_target,
+            grace_us,
+            depth,
+        } => {
+            let cutoff_us = now_us.saturating_sub(grace_us);
+            let chunk = each(sides, "graced LRU chunk", |p| {
+                p.lru_batch_chunk_graced(max_pages, free_target, cutoff_us, depth)
             });
             flight.writing.extend(chunk.writes.iter().map(|w| w.frame));
         }

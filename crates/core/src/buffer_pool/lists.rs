@@ -153,11 +153,11 @@ impl BufferPool {
     }
 
     /// Tells the LRU index `index`'s victim flags where the frame (on the
-    /// LRU) may have gained one: its last core fix released, an I/O ended,
-    /// its first modification. A flag it gained is recorded at once; one it
-    /// lost stays until a search clears it, so changes that only take flags
-    /// away (a fix, a write's start) need not call this, and a hit's unfix
-    /// costs a byte compare.
+    /// LRU) may have gained one or lost [`lru_index::LRU_FLUSHABLE`]: its
+    /// last core fix released, an I/O started or ended, its first
+    /// modification. A flag it gained is recorded at once; a bitset flag it
+    /// lost stays until a search clears it, so a fix, which only takes
+    /// those away, need not call this, and a hit's unfix costs a byte compare.
     pub(super) fn refresh_victim_flags(&mut self, index: u32) {
         let flags = self.frames[index as usize].victim_flags();
         self.lru_index.note_flags(index, flags);

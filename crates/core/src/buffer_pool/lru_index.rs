@@ -28,9 +28,19 @@
 //! summary levels (a bit per non-zero word below), so the last flagged slot
 //! below a given one is a few word scans away.
 //!
-//! A flag a frame gains is recorded at once ([`LruIndex::note_flags`]); a
+//! Per sublist it also keeps, for the page cleaner's graced LRU walk
+//! (`flushwise`'s rule 9), a tree over slots of the pages an LRU batch may
+//! write ([`LRU_FLUSHABLE`]: dirty, no I/O, fixed or not) holding the
+//! least first-access time and the count below each node, so "the first
+//! such page from the tail first accessed by a cutoff" is one descent and
+//! "how many lie between the tail and a slot" one climb. A frame's first
+//! access never changes while it is on the LRU (it is set when the page is
+//! read into the frame, [`LruIndex::set_first_access`]).
+//!
+//! A victim flag a frame gains is recorded at once ([`LruIndex::note_flags`]); a
 //! flag it loses may stay until a search meets the frame, finds it stale and
-//! clears it ([`LruIndex::set_flags`]). Most flag changes are a hit's fix (a
+//! clears it ([`LruIndex::set_flags`]). [`LRU_FLUSHABLE`] is held exactly,
+//! gained and lost at once (its counts must be exact). Most flag changes are a hit's fix (a
 //! clean page stops being replaceable) and its unfix (it is again): with the
 //! flag left standing in between, the pair costs one byte compare. A search
 //! checks each flagged frame it meets against the frame itself anyway, so
@@ -45,9 +55,15 @@
 //! 3. A flag bit is set exactly for the slots in use whose frame holds the
 //!    flag; a summary bit is set exactly for the non-zero words below it.
 //! 4. A frame's flags include every victim flag the frame has (they may
-//!    hold more: stale flags not yet cleared by a search).
+//!    hold more: stale flags not yet cleared by a search); they hold
+//!    [`LRU_FLUSHABLE`] exactly when the frame has it.
+//! 5. A grace-tree leaf holds the frame's first access and a count of 1
+//!    exactly for the slots in use whose frame holds [`LRU_FLUSHABLE`]
+//!    (`TimeUs::MAX` and 0 elsewhere); each inner node holds the minimum
+//!    and the sum of its two children.
 
 use crate::list::NIL;
+use crate::types::TimeUs;
 
 /// The frame is clean, unfixed through the core and has no I/O
 /// (`buf_flush_ready_for_replace`): a clean-victim scan stops here unless
@@ -57,7 +73,11 @@ pub(super) const REPLACEABLE: u8 = 1;
 /// for `BUF_FLUSH_SINGLE_PAGE`): a single-page flush writes it unless a
 /// fast-hit shell holds a pin on it.
 pub(super) const SINGLE_PAGE_FLUSHABLE: u8 = 2;
-/// Every victim flag, in the order of `Deque::flagged`.
+/// The frame is dirty and has no I/O, fixed or not (`buf_flush_ready_for_flush`
+/// for `BUF_FLUSH_LRU`): an LRU batch writes it when it meets it. Held
+/// exactly, in the grace tree, not in a bitset.
+pub(super) const LRU_FLUSHABLE: u8 = 4;
+/// Every victim flag kept in a bitset, in the order of `Deque::flagged`.
 const VICTIM_FLAGS: [u8; 2] = [REPLACEABLE, SINGLE_PAGE_FLUSHABLE];
 
 /// The two sublists of the LRU, head to tail: young, then old.
@@ -68,8 +88,10 @@ pub(super) enum Sublist {
 }
 
 /// Where a frame on the LRU sits: its sublist and slot (`NIL` slot: off).
+/// A place holds until the frame leaves the LRU, crosses the midpoint or a
+/// push recompacts its sublist: callers keep ranks, not places.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Place {
+pub(super) struct Place {
     slot: u32,
     sublist: Sublist,
 }
@@ -172,6 +194,104 @@ impl SummaryBits {
     }
 }
 
+/// A segment tree over slots: per node the least first access and the
+/// number of [`LRU_FLUSHABLE`] slots below it. Leaf `slot` is node
+/// `size + slot`; node `i`'s children are `2i` and `2i + 1`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct GraceTree {
+    size: usize,
+    min_access_us: Vec<TimeUs>,
+    count: Vec<u32>,
+}
+
+impl GraceTree {
+    fn new(slots: usize) -> Self {
+        let size = slots.max(1).next_power_of_two();
+        Self {
+            size,
+            min_access_us: vec![TimeUs::MAX; 2 * size],
+            count: vec![0; 2 * size],
+        }
+    }
+
+    fn pull(&mut self, node: usize) {
+        let (l, r) = (2 * node, 2 * node + 1);
+        self.min_access_us[node] = self.min_access_us[l].min(self.min_access_us[r]);
+        self.count[node] = self.count[l] + self.count[r];
+    }
+
+    /// Marks `slot` flushable with first access `access_us`, or not (`None`).
+    fn set(&mut self, slot: u32, access_us: Option<TimeUs>) {
+        let mut node = self.size + slot as usize;
+        self.min_access_us[node] = access_us.unwrap_or(TimeUs::MAX);
+        self.count[node] = u32::from(access_us.is_some());
+        while node > 1 {
+            node /= 2;
+            self.pull(node);
+        }
+    }
+
+    fn clear_all(&mut self) {
+        self.min_access_us.fill(TimeUs::MAX);
+        self.count.fill(0);
+    }
+
+    /// Sets the leaves `start..` to `leaves` (each `Some(first access)` if
+    /// flushable) and every inner node from them, in O(size).
+    fn rebuild(&mut self, start: u32, leaves: impl Iterator<Item = Option<TimeUs>>) {
+        self.clear_all();
+        for (i, access_us) in leaves.enumerate() {
+            let node = self.size + start as usize + i;
+            self.min_access_us[node] = access_us.unwrap_or(TimeUs::MAX);
+            self.count[node] = u32::from(access_us.is_some());
+        }
+        for node in (1..self.size).rev() {
+            self.pull(node);
+        }
+    }
+
+    /// The highest flushable slot at or below `slot` first accessed at or
+    /// before `cutoff_us`.
+    fn last_at_or_below(&self, slot: u32, cutoff_us: TimeUs) -> Option<u32> {
+        self.last_in(1, 0, self.size, slot as usize, cutoff_us)
+    }
+
+    /// [`Self::last_at_or_below`] within node `node`, which covers `lo..hi`.
+    /// Only nodes cut by `slot` recurse into both children, one per level;
+    /// a node wholly at or below it descends straight to its answer.
+    fn last_in(&self, node: usize, lo: usize, hi: usize, slot: usize, cutoff_us: TimeUs) -> Option<u32> {
+        if lo > slot || self.count[node] == 0 || self.min_access_us[node] > cutoff_us {
+            return None;
+        }
+        if hi - lo == 1 {
+            return Some(lo as u32);
+        }
+        let mid = (lo + hi) / 2;
+        self.last_in(2 * node + 1, mid, hi, slot, cutoff_us)
+            .or_else(|| self.last_in(2 * node, lo, mid, slot, cutoff_us))
+    }
+
+    /// Flushable slots at or above `slot`.
+    fn count_at_or_above(&self, slot: u32) -> u32 {
+        // Sum the slots below `slot` from the root down, then subtract.
+        let mut below = 0;
+        let (mut node, mut lo, mut hi) = (1, 0, self.size);
+        let slot = slot as usize;
+        while hi - lo > 1 {
+            let mid = (lo + hi) / 2;
+            if slot < mid {
+                node *= 2;
+                hi = mid;
+            } else {
+                below += self.count[2 * node];
+                node = 2 * node + 1;
+                lo = mid;
+            }
+        }
+        self.count[1] - below
+    }
+}
+
 /// One sublist: its frames by slot, which slots are in use (with counts)
 /// and which hold each victim flag.
 #[derive(Clone, Debug)]
@@ -185,6 +305,8 @@ struct Deque {
     used_counts: Vec<u32>,
     /// Per victim flag (as `VICTIM_FLAGS`): the slots whose frame holds it.
     flagged: [SummaryBits; 2],
+    /// The [`LRU_FLUSHABLE`] slots and their frames' first accesses.
+    grace: GraceTree,
     /// Every slot in use lies in `lo..hi`; the next head push takes
     /// `lo - 1`, the next tail push `hi`.
     lo: u32,
@@ -200,6 +322,7 @@ impl Deque {
             used: vec![0; words],
             used_counts: vec![0; words],
             flagged: [SummaryBits::new(capacity as usize), SummaryBits::new(capacity as usize)],
+            grace: GraceTree::new(capacity as usize),
             lo: capacity / 2,
             hi: capacity / 2,
             len: 0,
@@ -244,7 +367,7 @@ impl Deque {
         }
     }
 
-    fn put(&mut self, slot: u32, frame: u32, flags: u8) {
+    fn put(&mut self, slot: u32, frame: u32, flags: u8, access_us: TimeUs) {
         debug_assert_eq!(self.frames[slot as usize], NIL, "slot {slot} taken");
         self.frames[slot as usize] = frame;
         self.used[slot as usize / 64] |= 1 << (slot % 64);
@@ -253,6 +376,9 @@ impl Deque {
             if flags & flag != 0 {
                 bits.set(slot);
             }
+        }
+        if flags & LRU_FLUSHABLE != 0 {
+            self.grace.set(slot, Some(access_us));
         }
         self.len += 1;
     }
@@ -266,6 +392,9 @@ impl Deque {
             if flags & flag != 0 {
                 bits.clear(slot);
             }
+        }
+        if flags & LRU_FLUSHABLE != 0 {
+            self.grace.set(slot, None);
         }
         self.len -= 1;
         if self.len == 0 {
@@ -300,6 +429,8 @@ pub(super) struct LruIndex {
     /// Per frame: the victim flags the index holds for it (a byte a frame,
     /// so the check a fix or unfix makes stays in the first-level cache).
     flags: Vec<u8>,
+    /// Per frame: when its page was first accessed (read into the frame).
+    first_access_us: Vec<TimeUs>,
     /// Young, then old.
     deques: [Deque; 2],
 }
@@ -315,6 +446,7 @@ impl LruIndex {
         Self {
             places: vec![Place::OFF_LRU; frames as usize],
             flags: vec![0; frames as usize],
+            first_access_us: vec![0; frames as usize],
             deques: [Deque::new(capacity), Deque::new(capacity)],
         }
     }
@@ -328,8 +460,16 @@ impl LruIndex {
         self.places[frame as usize].slot != NIL
     }
 
+    /// Records when the page now in `frame` (off the LRU) was first
+    /// accessed; it holds while the frame stays on the LRU.
+    pub(super) fn set_first_access(&mut self, frame: u32, access_us: TimeUs) {
+        assert!(!self.contains(frame), "first access of frame {frame} set on the LRU");
+        self.first_access_us[frame as usize] = access_us;
+    }
+
     fn place(&mut self, frame: u32, sublist: Sublist, slot: u32, flags: u8) {
-        self.deques[sublist as usize].put(slot, frame, flags);
+        let access_us = self.first_access_us[frame as usize];
+        self.deques[sublist as usize].put(slot, frame, flags, access_us);
         self.places[frame as usize] = Place { slot, sublist };
         self.flags[frame as usize] = flags;
     }
@@ -403,15 +543,21 @@ impl LruIndex {
             self.places[frame as usize].slot = slot;
         }
         deque.rebuild_used_counts();
+        let leaves = members.iter().map(|&frame| {
+            (self.flags[frame as usize] & LRU_FLUSHABLE != 0).then_some(self.first_access_us[frame as usize])
+        });
+        deque.grace.rebuild(start, leaves);
         deque.lo = start;
         deque.hi = start + deque.len;
     }
 
     /// The frame's victim flags are now `flags`: a flag it gained is
-    /// recorded at once, flags it lost may stay (stale) until a search
-    /// clears them with [`Self::set_flags`].
+    /// recorded at once, bitset flags it lost may stay (stale) until a
+    /// search clears them with [`Self::set_flags`]; [`LRU_FLUSHABLE`] is
+    /// recorded whether gained or lost.
     pub(super) fn note_flags(&mut self, frame: u32, flags: u8) {
-        if flags & !self.flags[frame as usize] != 0 {
+        let held = self.flags[frame as usize];
+        if flags & !held != 0 || (flags ^ held) & LRU_FLUSHABLE != 0 {
             self.set_flags(frame, flags);
         }
     }
@@ -435,6 +581,10 @@ impl LruIndex {
                 }
             }
         }
+        if (held ^ flags) & LRU_FLUSHABLE != 0 {
+            let access_us = (flags & LRU_FLUSHABLE != 0).then_some(self.first_access_us[frame as usize]);
+            deque.grace.set(place.slot, access_us);
+        }
     }
 
     /// The first frame from the tail holding `flag`, closer to the head
@@ -442,36 +592,121 @@ impl LruIndex {
     /// the tail (1 = the tail): the pages a walk from the tail examines up
     /// to and including it. `None` if there is none.
     pub(super) fn first_from_tail(&self, flag: u8, after: Option<u32>) -> Option<(u32, u32)> {
+        let from = after.map(|frame| {
+            let place = self.places[frame as usize];
+            debug_assert_ne!(place.slot, NIL, "search after frame {frame} off the LRU");
+            place
+        });
+        self.next_flagged(flag, from).map(|(frame, rank, _)| (frame, rank))
+    }
+
+    /// The first frame from the tail holding the bitset flag `flag`, closer
+    /// to the head than `from` (from the tail when `None`), with its rank
+    /// from the tail and its place.
+    pub(super) fn next_flagged(&self, flag: u8, from: Option<Place>) -> Option<(u32, u32, Place)> {
         let which = VICTIM_FLAGS.iter().position(|&f| f == flag);
-        debug_assert!(which.is_some(), "{flag} is not one victim flag");
+        debug_assert!(which.is_some(), "{flag} is not one bitset victim flag");
         let which = which?;
-        let (mut sublist, mut below) = match after {
+        self.next_where(from, |deque, below| deque.flagged[which].last_at_or_below(below))
+    }
+
+    /// The first [`LRU_FLUSHABLE`] frame from the tail first accessed at or
+    /// before `cutoff_us`, closer to the head than `from` (from the tail
+    /// when `None`), with its rank from the tail and its place.
+    pub(super) fn next_lru_flushable(&self, from: Option<Place>, cutoff_us: TimeUs) -> Option<(u32, u32, Place)> {
+        self.next_where(from, |deque, below| deque.grace.last_at_or_below(below, cutoff_us))
+    }
+
+    /// The first slot from the tail, closer to the head than `from`, that
+    /// `last_at_or_below(deque, slot)` finds (the highest matching slot at
+    /// or below `slot` of that sublist).
+    fn next_where(
+        &self,
+        from: Option<Place>,
+        last_at_or_below: impl Fn(&Deque, u32) -> Option<u32>,
+    ) -> Option<(u32, u32, Place)> {
+        let (mut sublist, mut below) = match from {
             None => (Sublist::Old, self.deques[Sublist::Old as usize].hi),
-            Some(frame) => {
-                let place = self.places[frame as usize];
-                debug_assert_ne!(place.slot, NIL, "search after frame {frame} off the LRU");
-                (place.sublist, place.slot)
-            }
+            Some(place) => (place.sublist, place.slot),
         };
         loop {
             let deque = &self.deques[sublist as usize];
-            if let Some(slot) = below
-                .checked_sub(1)
-                .and_then(|b| deque.flagged[which].last_at_or_below(b))
-            {
+            if let Some(slot) = below.checked_sub(1).and_then(|b| last_at_or_below(deque, b)) {
                 let frame = deque.frames[slot as usize];
-                let in_sublist = deque.len - deque.used_below(slot);
-                let rank = match sublist {
-                    Sublist::Old => in_sublist,
-                    Sublist::Young => self.deques[Sublist::Old as usize].len + in_sublist,
-                };
-                return Some((frame, rank));
+                debug_assert_ne!(frame, NIL, "a search found empty {sublist:?} slot {slot}");
+                let place = Place { slot, sublist };
+                return Some((frame, self.rank(place), place));
             }
             if sublist == Sublist::Young {
                 return None;
             }
             sublist = Sublist::Young;
             below = self.deques[Sublist::Young as usize].hi;
+        }
+    }
+
+    /// The rank from the tail (1 = the tail) of the slot in use `place`.
+    fn rank(&self, place: Place) -> u32 {
+        let deque = &self.deques[place.sublist as usize];
+        let in_sublist = deque.len - deque.used_below(place.slot);
+        match place.sublist {
+            Sublist::Old => in_sublist,
+            Sublist::Young => self.deques[Sublist::Old as usize].len + in_sublist,
+        }
+    }
+
+    /// The place of the frame `rank` from the tail (1 = the tail); `None`
+    /// past the head.
+    pub(super) fn place_at_rank(&self, rank: u32) -> Option<Place> {
+        let old_len = self.deques[Sublist::Old as usize].len;
+        let (sublist, rank) = if rank <= old_len {
+            (Sublist::Old, rank)
+        } else {
+            (Sublist::Young, rank - old_len)
+        };
+        let deque = &self.deques[sublist as usize];
+        if rank == 0 || rank > deque.len {
+            return None;
+        }
+        // The (len - rank + 1)-th slot in use from the low end: a Fenwick
+        // descent to its word, then a scan of the word's bits.
+        let mut nth = deque.len - rank + 1;
+        let words = deque.used_counts.len();
+        let mut word = 0;
+        let mut step = words.next_power_of_two();
+        while step > 0 {
+            if word + step <= words && deque.used_counts[word + step - 1] < nth {
+                word += step;
+                nth -= deque.used_counts[word - 1];
+            }
+            step /= 2;
+        }
+        let mut bits = deque.used[word];
+        for _ in 1..nth {
+            bits &= bits - 1;
+        }
+        debug_assert_ne!(bits, 0, "rank {rank} past the {sublist:?} sublist's slots");
+        Some(Place {
+            slot: (word * 64) as u32 + bits.trailing_zeros(),
+            sublist,
+        })
+    }
+
+    /// [`LRU_FLUSHABLE`] frames from the tail through `through` (a place,
+    /// which need not be in use any more), or on the whole LRU (`None`).
+    pub(super) fn lru_flushable_through(&self, through: Option<Place>) -> u32 {
+        let old = &self.deques[Sublist::Old as usize].grace;
+        let young = &self.deques[Sublist::Young as usize].grace;
+        match through {
+            None => old.count[1] + young.count[1],
+            Some(Place {
+                sublist: Sublist::Old,
+                slot,
+            }) => old.count_at_or_above(slot),
+            Some(Place {
+                sublist: Sublist::Young,
+                slot,
+            }) => old.count[1] + young.count_at_or_above(slot),
         }
     }
 
@@ -517,7 +752,21 @@ impl LruIndex {
                 }
                 let actual = flags_of(frame);
                 assert_eq!(held & actual, actual, "LRU index: victim flags of frame {frame}");
+                assert_eq!(
+                    held & LRU_FLUSHABLE,
+                    actual & LRU_FLUSHABLE,
+                    "LRU index: LRU-flushable flag of frame {frame}"
+                );
             }
+            // 5. the grace tree
+            let mut grace = GraceTree::new(deque.capacity() as usize);
+            let leaves = (0..deque.capacity()).map(|slot| {
+                let frame = deque.frames[slot as usize];
+                (frame != NIL && self.flags[frame as usize] & LRU_FLUSHABLE != 0)
+                    .then(|| self.first_access_us[frame as usize])
+            });
+            grace.rebuild(0, leaves);
+            assert!(grace == deque.grace, "LRU index: {sublist:?} grace tree");
             // 2. counts
             let mut rebuilt = deque.clone();
             rebuilt.rebuild_used_counts();
@@ -554,17 +803,28 @@ mod tests {
     use proptest::prelude::*;
 
     /// The reference: each sublist as a vector from head to tail of
-    /// (frame, flags the index holds).
+    /// (frame, flags the index holds, first access).
     #[derive(Default)]
     struct Model {
-        young: Vec<(u32, u8)>,
-        old: Vec<(u32, u8)>,
+        young: Vec<(u32, u8, TimeUs)>,
+        old: Vec<(u32, u8, TimeUs)>,
     }
 
     impl Model {
         /// The LRU from the tail: old reversed, then young reversed.
-        fn tail_to_head(&self) -> Vec<(u32, u8)> {
+        fn tail_to_head(&self) -> Vec<(u32, u8, TimeUs)> {
             self.old.iter().rev().chain(self.young.iter().rev()).copied().collect()
+        }
+
+        /// The first LRU-flushable frame from the tail after the `skip`
+        /// nearest the tail, first accessed by `cutoff_us`, and its rank.
+        fn next_lru_flushable(&self, skip: usize, cutoff_us: TimeUs) -> Option<(u32, u32)> {
+            self.tail_to_head()
+                .iter()
+                .enumerate()
+                .skip(skip)
+                .find(|(_, (_, flags, access_us))| flags & LRU_FLUSHABLE != 0 && *access_us <= cutoff_us)
+                .map(|(i, (frame, _, _))| (*frame, i as u32 + 1))
         }
 
         fn first_from_tail(&self, flag: u8, after: Option<u32>) -> Option<(u32, u32)> {
@@ -577,11 +837,11 @@ mod tests {
                 .iter()
                 .enumerate()
                 .skip(start)
-                .find(|(_, (_, flags))| flags & flag != 0)
-                .map(|(i, (frame, _))| (*frame, i as u32 + 1))
+                .find(|(_, (_, flags, _))| flags & flag != 0)
+                .map(|(i, (frame, _, _))| (*frame, i as u32 + 1))
         }
 
-        fn entry(&mut self, nth: u32) -> Option<&mut (u32, u8)> {
+        fn entry(&mut self, nth: u32) -> Option<&mut (u32, u8, TimeUs)> {
             let len = self.young.len() + self.old.len();
             if len == 0 {
                 return None;
@@ -600,10 +860,12 @@ mod tests {
         PushHead {
             old: bool,
             flags: u8,
+            access_us: TimeUs,
         },
         PushTail {
             old: bool,
             flags: u8,
+            access_us: TimeUs,
         },
         /// Remove the `nth % len` frame from the head.
         Remove {
@@ -623,31 +885,32 @@ mod tests {
 
     fn index_op() -> impl Strategy<Value = IndexOp> {
         prop_oneof![
-            3 => (any::<bool>(), 0u8..4).prop_map(|(old, flags)| IndexOp::PushHead { old, flags }),
-            1 => (any::<bool>(), 0u8..4).prop_map(|(old, flags)| IndexOp::PushTail { old, flags }),
+            3 => (any::<bool>(), 0u8..8, 0..16u64).prop_map(|(old, flags, access_us)| IndexOp::PushHead { old, flags, access_us }),
+            1 => (any::<bool>(), 0u8..8, 0..16u64).prop_map(|(old, flags, access_us)| IndexOp::PushTail { old, flags, access_us }),
             3 => any::<u32>().prop_map(|nth| IndexOp::Remove { nth }),
             2 => any::<bool>().prop_map(|from_old| IndexOp::AcrossMidpoint { from_old }),
-            3 => (any::<u32>(), 0u8..4, any::<bool>()).prop_map(|(nth, flags, exact)| IndexOp::SetFlags { nth, flags, exact }),
+            3 => (any::<u32>(), 0u8..8, any::<bool>()).prop_map(|(nth, flags, exact)| IndexOp::SetFlags { nth, flags, exact }),
         ]
     }
 
     fn apply(index: &mut LruIndex, model: &mut Model, free: &mut Vec<u32>, op: &IndexOp) {
         match *op {
-            IndexOp::PushHead { old, flags } | IndexOp::PushTail { old, flags } => {
+            IndexOp::PushHead { old, flags, access_us } | IndexOp::PushTail { old, flags, access_us } => {
                 let Some(frame) = free.pop() else { return };
+                index.set_first_access(frame, access_us);
                 let head = matches!(op, IndexOp::PushHead { .. });
                 let sublist = if old { Sublist::Old } else { Sublist::Young };
                 let list = if old { &mut model.old } else { &mut model.young };
                 if head {
                     index.push_head(frame, sublist, flags);
-                    list.insert(0, (frame, flags));
+                    list.insert(0, (frame, flags, access_us));
                 } else {
                     index.push_tail(frame, sublist, flags);
-                    list.push((frame, flags));
+                    list.push((frame, flags, access_us));
                 }
             }
             IndexOp::Remove { nth } => {
-                let Some(&mut (frame, _)) = model.entry(nth) else {
+                let Some(&mut (frame, _, _)) = model.entry(nth) else {
                     return;
                 };
                 model.young.retain(|m| m.0 != frame);
@@ -673,7 +936,8 @@ mod tests {
                     entry.1 = flags;
                     index.set_flags(entry.0, flags);
                 } else {
-                    if flags & !entry.1 != 0 {
+                    // Gains, and the exact flag's losses, are recorded.
+                    if flags & !entry.1 != 0 || (flags ^ entry.1) & LRU_FLUSHABLE != 0 {
                         entry.1 = flags;
                     }
                     index.note_flags(entry.0, flags);
@@ -695,7 +959,39 @@ mod tests {
         };
         index.check(&young, &old, held);
         prop_assert_eq!(index.len() as usize, young.len() + old.len());
-        let afters = std::iter::once(None).chain(model.tail_to_head().into_iter().map(|m| Some(m.0)));
+        let order = model.tail_to_head();
+        // Places by rank, and the searches that start from them.
+        for (i, &(frame, _, _)) in order.iter().enumerate() {
+            let rank = i as u32 + 1;
+            let place = index.place_at_rank(rank);
+            prop_assert_eq!(place, Some(index.places[frame as usize]), "place at rank {}", rank);
+            let through = order[..=i].iter().filter(|m| m.1 & LRU_FLUSHABLE != 0).count() as u32;
+            prop_assert_eq!(
+                index.lru_flushable_through(place),
+                through,
+                "LRU-flushable through rank {}",
+                rank
+            );
+        }
+        prop_assert_eq!(index.place_at_rank(0), None);
+        prop_assert_eq!(index.place_at_rank(order.len() as u32 + 1), None);
+        let all = order.iter().filter(|m| m.1 & LRU_FLUSHABLE != 0).count() as u32;
+        prop_assert_eq!(index.lru_flushable_through(None), all);
+        for skip in 0..=order.len() {
+            let from = skip.checked_sub(1).map(|i| index.places[order[i].0 as usize]);
+            for cutoff_us in [0, 7, TimeUs::MAX] {
+                prop_assert_eq!(
+                    index
+                        .next_lru_flushable(from, cutoff_us)
+                        .map(|(frame, rank, _)| (frame, rank)),
+                    model.next_lru_flushable(skip, cutoff_us),
+                    "LRU-flushable by {} after {} from the tail",
+                    cutoff_us,
+                    skip
+                );
+            }
+        }
+        let afters = std::iter::once(None).chain(order.iter().map(|m| Some(m.0)));
         for after in afters {
             for flag in VICTIM_FLAGS {
                 prop_assert_eq!(

@@ -409,23 +409,32 @@ impl Frame {
     }
 
     /// What the victim searches may take this resident frame for, as the
-    /// LRU index records it: [`lru_index::REPLACEABLE`] (`replaceable`) or
+    /// LRU index records it: [`lru_index::REPLACEABLE`] (`replaceable`),
     /// [`lru_index::SINGLE_PAGE_FLUSHABLE`] (`flushable`, unfixed in the
-    /// core). Both need it unfixed and without I/O; then clean or dirty
-    /// decides which (on every unfix that releases the last fix).
+    /// core) and [`lru_index::LRU_FLUSHABLE`] (`flushable`, fixed or not).
+    /// All need it without I/O; then clean or dirty decides which, and the
+    /// first two need it unfixed (on every unfix that releases the last fix).
     fn victim_flags(&self) -> u8 {
-        let flags = if !self.resident || self.fix_count != 0 || self.io != Io::None {
+        let flags = if !self.resident || self.io != Io::None {
             0
         } else if self.is_dirty() {
-            lru_index::SINGLE_PAGE_FLUSHABLE
-        } else {
+            let unfixed = if self.fix_count == 0 {
+                lru_index::SINGLE_PAGE_FLUSHABLE
+            } else {
+                0
+            };
+            lru_index::LRU_FLUSHABLE | unfixed
+        } else if self.fix_count == 0 {
             lru_index::REPLACEABLE
+        } else {
+            0
         };
         debug_assert_eq!(flags & lru_index::REPLACEABLE != 0, self.replaceable());
         debug_assert_eq!(
             flags & lru_index::SINGLE_PAGE_FLUSHABLE != 0,
             self.resident && self.flushable() && self.fix_count == 0
         );
+        debug_assert_eq!(flags & lru_index::LRU_FLUSHABLE != 0, self.resident && self.flushable());
         flags
     }
 }
@@ -711,6 +720,7 @@ impl BufferPool {
         frame.fix_count = 1;
         frame.first_access_us = now_us;
         frame.freed_page_clock = self.freed_page_clock;
+        self.lru_index.set_first_access(index, now_us);
         match intent {
             FixIntent::Read => {
                 frame.io = Io::Read;

@@ -307,9 +307,11 @@ impl BufferPool {
     }
 
     pub(super) fn start_write(&mut self, index: u32, kind: WriteKind) -> WriteOrder {
+        debug_assert!(self.frames[index as usize].flushable());
+        self.frames[index as usize].io = Io::Write(kind);
+        // The frame is no longer LRU-flushable (exact in the index).
+        self.refresh_victim_flags(index);
         let f = &mut self.frames[index as usize];
-        debug_assert!(f.flushable());
-        f.io = Io::Write(kind);
         f.remodified_lsn = Lsn::ZERO;
         // 5.7 evicts an LRU-batch page when its write completes; in 5.6.15
         // it stays on the LRU, clean, for a later chunk or a user to evict.
@@ -362,16 +364,22 @@ impl BufferPool {
         grace_cutoff_us: TimeUs,
         depth: u32,
     ) -> LruChunk {
-        self.lru_walk(
-            max_pages,
-            free_target,
-            u32::MAX,
-            LruMode::EvictToFree,
-            Some((grace_cutoff_us, depth)),
-        )
+        #[cfg(test)]
+        if self.linear_victim_search {
+            return self.lru_walk(
+                max_pages,
+                free_target,
+                u32::MAX,
+                LruMode::EvictToFree,
+                Some((grace_cutoff_us, depth)),
+            );
+        }
+        self.lru_walk_graced(max_pages, free_target, grace_cutoff_us, depth)
     }
 
     /// The walk both chunks share; `grace` is rule 9's (cutoff, depth).
+    /// The graced chunk is answered by [`Self::lru_walk_graced`] outside
+    /// tests, which compare the two.
     fn lru_walk(
         &mut self,
         max_pages: u32,
@@ -416,6 +424,109 @@ impl BufferPool {
             cursor = prev;
         }
         // buf_flush_end: the end of any batch tells users a tail scan may pay again.
+        self.try_lru_scan = true;
+        chunk
+    }
+
+    /// [`Self::lru_batch_chunk_graced`] answered from the LRU index, with
+    /// the walk's decisions and counts but without visiting the pages it
+    /// passes over (in the engine's main regime about a quarter of the pool
+    /// a walk, to take a dozen). The walk takes, in tail order, every page
+    /// the fast-hit shell lets it evict (flagged [`lru_index::REPLACEABLE`])
+    /// and every dirty page without I/O ([`lru_index::LRU_FLUSHABLE`]) that
+    /// lies past `depth` or was first accessed by the cutoff; it passes the
+    /// other LRU-flushable pages within `depth` and ignores the rest.
+    ///
+    /// Positions are the walk's scan counts: a page's rank from the tail
+    /// plus the pages evicted so far (all of them nearer the tail). Places
+    /// in the index are not kept across steps: an eviction rebalances the
+    /// sublists, which moves pages across the midpoint and may recompact
+    /// a sublist (the LRU order stays). The walk's stop conditions change
+    /// only when it takes a page, so a walk that stops has scanned up to
+    /// the last page it took; the pages it passed are then the
+    /// LRU-flushable ones left between the tail and there (or the depth,
+    /// if nearer): it wrote the others.
+    fn lru_walk_graced(&mut self, max_pages: u32, free_target: u32, grace_cutoff_us: TimeUs, depth: u32) -> LruChunk {
+        let mut chunk = LruChunk::default();
+        let len_before = self.lru_len();
+        // The position of the last page visited, and of the last taken.
+        let mut visited = 0;
+        let mut taken = 0;
+        let mut evicted_within_depth = 0;
+        let mut exhausted = false;
+        let mut count = 0;
+        while count < max_pages && self.free_len() < free_target && self.lru_len() > self.config.lru_min_len {
+            // The place of the page at a position still on the LRU or, if
+            // it was evicted, of the nearest one tailward of it.
+            let place_at = |pool: &Self, position: u32| match position - chunk.evicted {
+                0 => None,
+                rank => pool.lru_index.place_at_rank(rank),
+            };
+            let from = place_at(self, visited);
+            // Pages past the depth are taken whatever their first access.
+            let past_from = if visited < depth {
+                place_at(self, depth.min(len_before))
+            } else {
+                from
+            };
+            let evicted = chunk.evicted;
+            let candidates = [
+                self.lru_index.next_flagged(lru_index::REPLACEABLE, from),
+                self.lru_index
+                    .next_lru_flushable(from, grace_cutoff_us)
+                    .filter(|&(_, rank, _)| rank + evicted <= depth),
+                self.lru_index.next_lru_flushable(past_from, TimeUs::MAX),
+            ];
+            let Some((index, rank)) = candidates
+                .into_iter()
+                .flatten()
+                .map(|(index, rank, _)| (index, rank))
+                .min_by_key(|&(_, rank)| rank)
+            else {
+                exhausted = true;
+                break;
+            };
+            let position = rank + chunk.evicted;
+            visited = position;
+            let f = &self.frames[index as usize];
+            let flushable = f.flushable();
+            let in_grace = flushable && position <= depth && f.first_access_us > grace_cutoff_us;
+            if in_grace {
+                // Met through a stale clean-victim flag: passed (and
+                // counted below with the others).
+                let flags = f.victim_flags();
+                self.lru_index.set_flags(index, flags);
+            } else if self.claim_victim(index) {
+                self.evict(index);
+                self.counters.lru_batch_evict_pages += 1;
+                chunk.evicted += 1;
+                if position <= depth {
+                    evicted_within_depth += 1;
+                }
+                taken = position;
+            } else if flushable {
+                chunk.writes.push(self.start_write(index, WriteKind::LruBatch));
+                count += 1;
+                taken = position;
+            } else {
+                // A stale flag (fixed, or under I/O), or a fast-hit veto.
+                let flags = self.frames[index as usize].victim_flags();
+                self.lru_index.set_flags(index, flags);
+            }
+        }
+        chunk.scanned = if exhausted { len_before } else { taken };
+        // The pages passed: LRU-flushable ones left within the scan and the
+        // depth, now at ranks up to that position less the pages evicted
+        // nearer the tail.
+        let passed_within = chunk.scanned.min(depth);
+        let evicted_before = if chunk.scanned <= depth {
+            chunk.evicted
+        } else {
+            evicted_within_depth
+        };
+        if let Some(through) = self.lru_index.place_at_rank(passed_within - evicted_before) {
+            self.counters.lru_grace_passed_pages += u64::from(self.lru_index.lru_flushable_through(Some(through)));
+        }
         self.try_lru_scan = true;
         chunk
     }
