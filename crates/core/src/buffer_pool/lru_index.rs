@@ -28,39 +28,42 @@
 //! summary levels (a bit per non-zero word below), so the last flagged slot
 //! below a given one is a few word scans away.
 //!
-//! Per sublist it also keeps, for the page cleaner's graced LRU walk
-//! (`flushwise`'s rule 9), a tree over slots of the pages an LRU batch may
-//! write ([`LRU_FLUSHABLE`]: dirty, no I/O, fixed or not) holding the
-//! least first-access time and the count below each node, so "the first
-//! such page from the tail first accessed by a cutoff" is one descent and
-//! "how many lie between the tail and a slot" one climb. A frame's first
-//! access never changes while it is on the LRU (it is set when the page is
-//! read into the frame, [`LruIndex::set_first_access`]).
+//! For the page cleaner's graced LRU walk (`flushwise`'s rule 9) a third
+//! flag marks the pages an LRU batch may write ([`LRU_FLUSHABLE`]: dirty,
+//! no I/O, fixed or not), with a Fenwick tree of its counts, and per
+//! sublist a tree over slots holding the least first access of those pages
+//! below each node, so "the first such page from the tail first accessed
+//! by a cutoff" is one descent and "how many lie between the tail and a
+//! slot" one sum. A frame's first access never changes while it is on the
+//! LRU (it is set when a page is read into the frame,
+//! [`LruIndex::set_first_access`]).
 //!
-//! A victim flag a frame gains is recorded at once ([`LruIndex::note_flags`]); a
-//! flag it loses may stay until a search meets the frame, finds it stale and
-//! clears it ([`LruIndex::set_flags`]). [`LRU_FLUSHABLE`] is held exactly,
-//! gained and lost at once (its counts must be exact). Most flag changes are a hit's fix (a
-//! clean page stops being replaceable) and its unfix (it is again): with the
+//! A flag a frame gains is recorded at once ([`LruIndex::note_flags`]);
+//! [`REPLACEABLE`] or [`SINGLE_PAGE_FLUSHABLE`] lost may stay until a
+//! search meets the frame, finds it stale and clears it
+//! ([`LruIndex::set_flags`]). Most flag changes are a hit's fix (a clean
+//! page stops being replaceable) and its unfix (it is again): with the
 //! flag left standing in between, the pair costs one byte compare. A search
 //! checks each flagged frame it meets against the frame itself anyway, so
-//! stale flags change its cost, never its answer.
+//! stale flags change its cost, never its answer. [`LRU_FLUSHABLE`] is
+//! held exactly: lost at once too (at a write's start, which the pool
+//! reports), since its counts must be exact; a fix does not change it.
 //!
 //! # Invariants (checked by [`LruIndex::check`])
 //! 1. The slots in use of a sublist, in increasing order, hold exactly that
 //!    sublist's frames from head to tail; each lies in `lo..hi`; each frame
 //!    on the LRU knows its sublist and slot; every other slot holds `NIL`.
 //!    A frame off the LRU has no place and no flags.
-//! 2. The Fenwick tree sums the bits in use of each word; `len` counts them.
+//! 2. The Fenwick trees sum the bits in use, and the [`LRU_FLUSHABLE`]
+//!    bits, of each word; `len` and `flushable_len` count them.
 //! 3. A flag bit is set exactly for the slots in use whose frame holds the
 //!    flag; a summary bit is set exactly for the non-zero words below it.
 //! 4. A frame's flags include every victim flag the frame has (they may
 //!    hold more: stale flags not yet cleared by a search); they hold
 //!    [`LRU_FLUSHABLE`] exactly when the frame has it.
-//! 5. A grace-tree leaf holds the frame's first access and a count of 1
-//!    exactly for the slots in use whose frame holds [`LRU_FLUSHABLE`]
-//!    (`TimeUs::MAX` and 0 elsewhere); each inner node holds the minimum
-//!    and the sum of its two children.
+//! 5. A grace-tree leaf holds the frame's first access exactly for the
+//!    slots in use whose frame holds [`LRU_FLUSHABLE`] (`TimeUs::MAX`
+//!    elsewhere); each inner node holds the minimum of its two children.
 
 use crate::list::NIL;
 use crate::types::TimeUs;
@@ -75,10 +78,12 @@ pub(super) const REPLACEABLE: u8 = 1;
 pub(super) const SINGLE_PAGE_FLUSHABLE: u8 = 2;
 /// The frame is dirty and has no I/O, fixed or not (`buf_flush_ready_for_flush`
 /// for `BUF_FLUSH_LRU`): an LRU batch writes it when it meets it. Held
-/// exactly, in the grace tree, not in a bitset.
+/// exactly; counted and, in the grace tree, ordered by first access.
 pub(super) const LRU_FLUSHABLE: u8 = 4;
-/// Every victim flag kept in a bitset, in the order of `Deque::flagged`.
-const VICTIM_FLAGS: [u8; 2] = [REPLACEABLE, SINGLE_PAGE_FLUSHABLE];
+/// Every victim flag, in the order of `Deque::flagged`.
+const VICTIM_FLAGS: [u8; 3] = [REPLACEABLE, SINGLE_PAGE_FLUSHABLE, LRU_FLUSHABLE];
+/// [`LRU_FLUSHABLE`]'s index in `VICTIM_FLAGS`.
+const LRU_FLUSHABLE_BITS: usize = 2;
 
 /// The two sublists of the LRU, head to tail: young, then old.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -194,14 +199,13 @@ impl SummaryBits {
     }
 }
 
-/// A segment tree over slots: per node the least first access and the
-/// number of [`LRU_FLUSHABLE`] slots below it. Leaf `slot` is node
-/// `size + slot`; node `i`'s children are `2i` and `2i + 1`.
+/// A segment tree over slots: per node the least first access of the
+/// [`LRU_FLUSHABLE`] slots below it (`TimeUs::MAX` if none). Leaf `slot`
+/// is node `size + slot`; node `i`'s children are `2i` and `2i + 1`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct GraceTree {
     size: usize,
     min_access_us: Vec<TimeUs>,
-    count: Vec<u32>,
 }
 
 impl GraceTree {
@@ -210,49 +214,42 @@ impl GraceTree {
         Self {
             size,
             min_access_us: vec![TimeUs::MAX; 2 * size],
-            count: vec![0; 2 * size],
         }
     }
 
-    fn pull(&mut self, node: usize) {
-        let (l, r) = (2 * node, 2 * node + 1);
-        self.min_access_us[node] = self.min_access_us[l].min(self.min_access_us[r]);
-        self.count[node] = self.count[l] + self.count[r];
-    }
-
-    /// Marks `slot` flushable with first access `access_us`, or not (`None`).
-    fn set(&mut self, slot: u32, access_us: Option<TimeUs>) {
+    /// Marks `slot` flushable with first access `access_us`, or not
+    /// (`TimeUs::MAX`). The climb stops where a node's minimum is unchanged.
+    fn set(&mut self, slot: u32, access_us: TimeUs) {
         let mut node = self.size + slot as usize;
-        self.min_access_us[node] = access_us.unwrap_or(TimeUs::MAX);
-        self.count[node] = u32::from(access_us.is_some());
+        self.min_access_us[node] = access_us;
         while node > 1 {
+            let sibling = self.min_access_us[node ^ 1];
+            let min = self.min_access_us[node].min(sibling);
             node /= 2;
-            self.pull(node);
+            if self.min_access_us[node] == min {
+                break;
+            }
+            self.min_access_us[node] = min;
         }
     }
 
-    fn clear_all(&mut self) {
-        self.min_access_us.fill(TimeUs::MAX);
-        self.count.fill(0);
-    }
-
-    /// Sets the leaves `start..` to `leaves` (each `Some(first access)` if
+    /// Sets the leaves `start..` to `leaves` (`TimeUs::MAX` where not
     /// flushable) and every inner node from them, in O(size).
-    fn rebuild(&mut self, start: u32, leaves: impl Iterator<Item = Option<TimeUs>>) {
-        self.clear_all();
+    fn rebuild(&mut self, start: u32, leaves: impl Iterator<Item = TimeUs>) {
+        self.min_access_us.fill(TimeUs::MAX);
         for (i, access_us) in leaves.enumerate() {
-            let node = self.size + start as usize + i;
-            self.min_access_us[node] = access_us.unwrap_or(TimeUs::MAX);
-            self.count[node] = u32::from(access_us.is_some());
+            self.min_access_us[self.size + start as usize + i] = access_us;
         }
         for node in (1..self.size).rev() {
-            self.pull(node);
+            self.min_access_us[node] = self.min_access_us[2 * node].min(self.min_access_us[2 * node + 1]);
         }
     }
 
     /// The highest flushable slot at or below `slot` first accessed at or
-    /// before `cutoff_us`.
+    /// before `cutoff_us`, which must be below `TimeUs::MAX` (the value of
+    /// a slot that is not flushable).
     fn last_at_or_below(&self, slot: u32, cutoff_us: TimeUs) -> Option<u32> {
+        debug_assert!(cutoff_us < TimeUs::MAX, "a cutoff of TimeUs::MAX matches every slot");
         self.last_in(1, 0, self.size, slot as usize, cutoff_us)
     }
 
@@ -260,7 +257,7 @@ impl GraceTree {
     /// Only nodes cut by `slot` recurse into both children, one per level;
     /// a node wholly at or below it descends straight to its answer.
     fn last_in(&self, node: usize, lo: usize, hi: usize, slot: usize, cutoff_us: TimeUs) -> Option<u32> {
-        if lo > slot || self.count[node] == 0 || self.min_access_us[node] > cutoff_us {
+        if lo > slot || self.min_access_us[node] > cutoff_us {
             return None;
         }
         if hi - lo == 1 {
@@ -270,25 +267,52 @@ impl GraceTree {
         self.last_in(2 * node + 1, mid, hi, slot, cutoff_us)
             .or_else(|| self.last_in(2 * node, lo, mid, slot, cutoff_us))
     }
+}
 
-    /// Flushable slots at or above `slot`.
-    fn count_at_or_above(&self, slot: u32) -> u32 {
-        // Sum the slots below `slot` from the root down, then subtract.
-        let mut below = 0;
-        let (mut node, mut lo, mut hi) = (1, 0, self.size);
-        let slot = slot as usize;
-        while hi - lo > 1 {
-            let mid = (lo + hi) / 2;
-            if slot < mid {
-                node *= 2;
-                hi = mid;
-            } else {
-                below += self.count[2 * node];
-                node = 2 * node + 1;
-                lo = mid;
+/// A Fenwick tree over the set bits of a bitset's words (node `i` at
+/// index `i - 1`), so the set bits below any bit sum in O(log n).
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct WordCounts {
+    tree: Vec<u32>,
+}
+
+impl WordCounts {
+    fn new(words: usize) -> Self {
+        Self { tree: vec![0; words] }
+    }
+
+    fn add(&mut self, word: usize, delta: i32) {
+        let mut node = word + 1;
+        while node <= self.tree.len() {
+            self.tree[node - 1] = self.tree[node - 1].wrapping_add_signed(delta);
+            node += node & node.wrapping_neg();
+        }
+    }
+
+    /// Set bits of `words` below `bit`.
+    fn below(&self, words: &[u64], bit: u32) -> u32 {
+        let word = bit as usize / 64;
+        let mut sum = (words[word] & ((1u64 << (bit % 64)) - 1)).count_ones();
+        let mut node = word;
+        while node > 0 {
+            sum += self.tree[node - 1];
+            node &= node - 1;
+        }
+        sum
+    }
+
+    /// The tree of `words`, built in O(words).
+    fn rebuild(&mut self, words: &[u64]) {
+        for (count, word) in self.tree.iter_mut().zip(words) {
+            *count = word.count_ones();
+        }
+        let n = self.tree.len();
+        for node in 1..=n {
+            let parent = node + (node & node.wrapping_neg());
+            if parent <= n {
+                self.tree[parent - 1] += self.tree[node - 1];
             }
         }
-        self.count[1] - below
     }
 }
 
@@ -300,12 +324,14 @@ struct Deque {
     frames: Vec<u32>,
     /// One bit a slot: in use.
     used: Vec<u64>,
-    /// Fenwick tree over `used`'s words (node `i` at index `i - 1`): their
-    /// set bits, so the slots in use below any slot sum in O(log n).
-    used_counts: Vec<u32>,
+    /// The slots in use below any slot.
+    used_counts: WordCounts,
     /// Per victim flag (as `VICTIM_FLAGS`): the slots whose frame holds it.
-    flagged: [SummaryBits; 2],
-    /// The [`LRU_FLUSHABLE`] slots and their frames' first accesses.
+    flagged: [SummaryBits; 3],
+    /// The [`LRU_FLUSHABLE`] slots below any slot, and in all.
+    flushable_counts: WordCounts,
+    flushable_len: u32,
+    /// The [`LRU_FLUSHABLE`] slots' frames' first accesses.
     grace: GraceTree,
     /// Every slot in use lies in `lo..hi`; the next head push takes
     /// `lo - 1`, the next tail push `hi`.
@@ -320,8 +346,10 @@ impl Deque {
         Self {
             frames: vec![NIL; capacity as usize],
             used: vec![0; words],
-            used_counts: vec![0; words],
-            flagged: [SummaryBits::new(capacity as usize), SummaryBits::new(capacity as usize)],
+            used_counts: WordCounts::new(words),
+            flagged: [(); 3].map(|()| SummaryBits::new(capacity as usize)),
+            flushable_counts: WordCounts::new(words),
+            flushable_len: 0,
             grace: GraceTree::new(capacity as usize),
             lo: capacity / 2,
             hi: capacity / 2,
@@ -333,52 +361,57 @@ impl Deque {
         self.frames.len() as u32
     }
 
-    fn add_used(&mut self, word: usize, delta: i32) {
-        let mut node = word + 1;
-        while node <= self.used_counts.len() {
-            self.used_counts[node - 1] = self.used_counts[node - 1].wrapping_add_signed(delta);
-            node += node & node.wrapping_neg();
-        }
-    }
-
     /// Slots in use below `slot`.
     fn used_below(&self, slot: u32) -> u32 {
-        let word = slot as usize / 64;
-        let mut sum = (self.used[word] & ((1u64 << (slot % 64)) - 1)).count_ones();
-        let mut node = word;
-        while node > 0 {
-            sum += self.used_counts[node - 1];
-            node &= node - 1;
-        }
-        sum
+        self.used_counts.below(&self.used, slot)
     }
 
-    /// The Fenwick tree of the current `used` words, built in O(words).
-    fn rebuild_used_counts(&mut self) {
-        for (count, word) in self.used_counts.iter_mut().zip(&self.used) {
-            *count = word.count_ones();
-        }
-        let n = self.used_counts.len();
-        for node in 1..=n {
-            let parent = node + (node & node.wrapping_neg());
-            if parent <= n {
-                self.used_counts[parent - 1] += self.used_counts[node - 1];
+    /// Slots holding [`LRU_FLUSHABLE`] at or above `slot`.
+    fn flushable_at_or_above(&self, slot: u32) -> u32 {
+        self.flushable_len
+            - self
+                .flushable_counts
+                .below(&self.flagged[LRU_FLUSHABLE_BITS].levels[0], slot)
+    }
+
+    /// `slot` gains ([`Some`] first access) or loses [`LRU_FLUSHABLE`];
+    /// its bit is set or cleared by the caller.
+    fn note_flushable(&mut self, slot: u32, access_us: Option<TimeUs>) {
+        let delta = if access_us.is_some() { 1 } else { -1 };
+        self.flushable_counts.add(slot as usize / 64, delta);
+        self.flushable_len = self.flushable_len.wrapping_add_signed(delta);
+        self.grace.set(slot, access_us.unwrap_or(TimeUs::MAX));
+    }
+
+    /// The counts and the grace tree of the current bits, in O(capacity).
+    fn rebuild_counts(&mut self, first_access_us: impl Fn(u32) -> TimeUs) {
+        self.used_counts.rebuild(&self.used);
+        let flushable = &self.flagged[LRU_FLUSHABLE_BITS].levels[0];
+        self.flushable_counts.rebuild(flushable);
+        self.flushable_len = flushable.iter().map(|w| w.count_ones()).sum();
+        let (bits, frames) = (&self.flagged[LRU_FLUSHABLE_BITS], &self.frames);
+        let leaves = (0..self.capacity()).map(|slot| {
+            if bits.get(slot) {
+                first_access_us(frames[slot as usize])
+            } else {
+                TimeUs::MAX
             }
-        }
+        });
+        self.grace.rebuild(0, leaves);
     }
 
     fn put(&mut self, slot: u32, frame: u32, flags: u8, access_us: TimeUs) {
         debug_assert_eq!(self.frames[slot as usize], NIL, "slot {slot} taken");
         self.frames[slot as usize] = frame;
         self.used[slot as usize / 64] |= 1 << (slot % 64);
-        self.add_used(slot as usize / 64, 1);
+        self.used_counts.add(slot as usize / 64, 1);
         for (bits, flag) in self.flagged.iter_mut().zip(VICTIM_FLAGS) {
             if flags & flag != 0 {
                 bits.set(slot);
             }
         }
         if flags & LRU_FLUSHABLE != 0 {
-            self.grace.set(slot, Some(access_us));
+            self.note_flushable(slot, Some(access_us));
         }
         self.len += 1;
     }
@@ -387,14 +420,14 @@ impl Deque {
         debug_assert_ne!(self.frames[slot as usize], NIL, "slot {slot} empty");
         self.frames[slot as usize] = NIL;
         self.used[slot as usize / 64] &= !(1 << (slot % 64));
-        self.add_used(slot as usize / 64, -1);
+        self.used_counts.add(slot as usize / 64, -1);
         for (bits, flag) in self.flagged.iter_mut().zip(VICTIM_FLAGS) {
             if flags & flag != 0 {
                 bits.clear(slot);
             }
         }
         if flags & LRU_FLUSHABLE != 0 {
-            self.grace.set(slot, None);
+            self.note_flushable(slot, None);
         }
         self.len -= 1;
         if self.len == 0 {
@@ -542,11 +575,8 @@ impl LruIndex {
             }
             self.places[frame as usize].slot = slot;
         }
-        deque.rebuild_used_counts();
-        let leaves = members.iter().map(|&frame| {
-            (self.flags[frame as usize] & LRU_FLUSHABLE != 0).then_some(self.first_access_us[frame as usize])
-        });
-        deque.grace.rebuild(start, leaves);
+        let first_access_us = &self.first_access_us;
+        deque.rebuild_counts(|frame| first_access_us[frame as usize]);
         deque.lo = start;
         deque.hi = start + deque.len;
     }
@@ -583,7 +613,7 @@ impl LruIndex {
         }
         if (held ^ flags) & LRU_FLUSHABLE != 0 {
             let access_us = (flags & LRU_FLUSHABLE != 0).then_some(self.first_access_us[frame as usize]);
-            deque.grace.set(place.slot, access_us);
+            deque.note_flushable(place.slot, access_us);
         }
     }
 
@@ -614,6 +644,9 @@ impl LruIndex {
     /// before `cutoff_us`, closer to the head than `from` (from the tail
     /// when `None`), with its rank from the tail and its place.
     pub(super) fn next_lru_flushable(&self, from: Option<Place>, cutoff_us: TimeUs) -> Option<(u32, u32, Place)> {
+        if cutoff_us == TimeUs::MAX {
+            return self.next_flagged(LRU_FLUSHABLE, from);
+        }
         self.next_where(from, |deque, below| deque.grace.last_at_or_below(below, cutoff_us))
     }
 
@@ -671,13 +704,14 @@ impl LruIndex {
         // The (len - rank + 1)-th slot in use from the low end: a Fenwick
         // descent to its word, then a scan of the word's bits.
         let mut nth = deque.len - rank + 1;
-        let words = deque.used_counts.len();
+        let counts = &deque.used_counts.tree;
+        let words = counts.len();
         let mut word = 0;
         let mut step = words.next_power_of_two();
         while step > 0 {
-            if word + step <= words && deque.used_counts[word + step - 1] < nth {
+            if word + step <= words && counts[word + step - 1] < nth {
                 word += step;
-                nth -= deque.used_counts[word - 1];
+                nth -= counts[word - 1];
             }
             step /= 2;
         }
@@ -695,18 +729,18 @@ impl LruIndex {
     /// [`LRU_FLUSHABLE`] frames from the tail through `through` (a place,
     /// which need not be in use any more), or on the whole LRU (`None`).
     pub(super) fn lru_flushable_through(&self, through: Option<Place>) -> u32 {
-        let old = &self.deques[Sublist::Old as usize].grace;
-        let young = &self.deques[Sublist::Young as usize].grace;
+        let old = &self.deques[Sublist::Old as usize];
+        let young = &self.deques[Sublist::Young as usize];
         match through {
-            None => old.count[1] + young.count[1],
+            None => old.flushable_len + young.flushable_len,
             Some(Place {
                 sublist: Sublist::Old,
                 slot,
-            }) => old.count_at_or_above(slot),
+            }) => old.flushable_at_or_above(slot),
             Some(Place {
                 sublist: Sublist::Young,
                 slot,
-            }) => old.count[1] + young.count_at_or_above(slot),
+            }) => old.flushable_len + young.flushable_at_or_above(slot),
         }
     }
 
@@ -758,22 +792,19 @@ impl LruIndex {
                     "LRU index: LRU-flushable flag of frame {frame}"
                 );
             }
-            // 5. the grace tree
-            let mut grace = GraceTree::new(deque.capacity() as usize);
-            let leaves = (0..deque.capacity()).map(|slot| {
-                let frame = deque.frames[slot as usize];
-                (frame != NIL && self.flags[frame as usize] & LRU_FLUSHABLE != 0)
-                    .then(|| self.first_access_us[frame as usize])
-            });
-            grace.rebuild(0, leaves);
-            assert!(grace == deque.grace, "LRU index: {sublist:?} grace tree");
-            // 2. counts
+            // 2. counts; 5. the grace tree (the bits were checked above)
             let mut rebuilt = deque.clone();
-            rebuilt.rebuild_used_counts();
+            rebuilt.rebuild_counts(|frame| self.first_access_us[frame as usize]);
             assert_eq!(
                 rebuilt.used_counts, deque.used_counts,
                 "LRU index: {sublist:?} slot counts"
             );
+            assert_eq!(
+                (rebuilt.flushable_counts, rebuilt.flushable_len),
+                (deque.flushable_counts.clone(), deque.flushable_len),
+                "LRU index: {sublist:?} LRU-flushable counts"
+            );
+            assert!(rebuilt.grace == deque.grace, "LRU index: {sublist:?} grace tree");
             // 3. summaries
             for bits in &deque.flagged {
                 for k in 1..bits.levels.len() {
