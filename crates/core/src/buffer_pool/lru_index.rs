@@ -48,6 +48,10 @@
 //! stale flags change its cost, never its answer. [`LRU_FLUSHABLE`] is
 //! held exactly: lost at once too (at a write's start, which the pool
 //! reports), since its counts must be exact; a fix does not change it.
+//! Only pools whose cleaner walks with a grace keep it: the index starts
+//! tracking it at the first graced walk ([`LruIndex::track_lru_flushable`]),
+//! and until then masks it out (the other policies' simulator runs were
+//! 16 % slower paying for it).
 //!
 //! # Invariants (checked by [`LruIndex::check`])
 //! 1. The slots in use of a sublist, in increasing order, hold exactly that
@@ -59,8 +63,9 @@
 //! 3. A flag bit is set exactly for the slots in use whose frame holds the
 //!    flag; a summary bit is set exactly for the non-zero words below it.
 //! 4. A frame's flags include every victim flag the frame has (they may
-//!    hold more: stale flags not yet cleared by a search); they hold
-//!    [`LRU_FLUSHABLE`] exactly when the frame has it.
+//!    hold more: stale flags not yet cleared by a search); once the index
+//!    tracks it, they hold [`LRU_FLUSHABLE`] exactly when the frame has it
+//!    (before, never).
 //! 5. A grace-tree leaf holds the frame's first access exactly for the
 //!    slots in use whose frame holds [`LRU_FLUSHABLE`] (`TimeUs::MAX`
 //!    elsewhere); each inner node holds the minimum of its two children.
@@ -389,6 +394,12 @@ impl Deque {
         let flushable = &self.flagged[LRU_FLUSHABLE_BITS].levels[0];
         self.flushable_counts.rebuild(flushable);
         self.flushable_len = flushable.iter().map(|w| w.count_ones()).sum();
+        if self.flushable_len == 0 {
+            // Nothing flagged, so no leaf was ever left set: the tree is
+            // all `TimeUs::MAX` already (the untracked case costs nothing).
+            debug_assert_eq!(self.grace.min_access_us[1], TimeUs::MAX);
+            return;
+        }
         let (bits, frames) = (&self.flagged[LRU_FLUSHABLE_BITS], &self.frames);
         let leaves = (0..self.capacity()).map(|slot| {
             if bits.get(slot) {
@@ -464,6 +475,10 @@ pub(super) struct LruIndex {
     flags: Vec<u8>,
     /// Per frame: when its page was first accessed (read into the frame).
     first_access_us: Vec<TimeUs>,
+    /// The flags the index keeps: [`LRU_FLUSHABLE`] only once a graced
+    /// walk asked for it ([`Self::track_lru_flushable`]), so the pools of
+    /// other policies pay nothing for it.
+    tracked: u8,
     /// Young, then old.
     deques: [Deque; 2],
 }
@@ -480,7 +495,30 @@ impl LruIndex {
             places: vec![Place::OFF_LRU; frames as usize],
             flags: vec![0; frames as usize],
             first_access_us: vec![0; frames as usize],
+            tracked: REPLACEABLE | SINGLE_PAGE_FLUSHABLE,
             deques: [Deque::new(capacity), Deque::new(capacity)],
+        }
+    }
+
+    /// True once [`LRU_FLUSHABLE`] is kept.
+    pub(super) fn tracks_lru_flushable(&self) -> bool {
+        self.tracked & LRU_FLUSHABLE != 0
+    }
+
+    /// Starts keeping [`LRU_FLUSHABLE`], learning it for every frame on the
+    /// LRU from `flags_of` (its victim flags), in O(n log n) once.
+    pub(super) fn track_lru_flushable(&mut self, flags_of: impl Fn(u32) -> u8) {
+        if self.tracks_lru_flushable() {
+            return;
+        }
+        self.tracked |= LRU_FLUSHABLE;
+        for frame in 0..self.places.len() as u32 {
+            if self.contains(frame) {
+                let flushable = flags_of(frame) & LRU_FLUSHABLE;
+                if flushable != 0 {
+                    self.set_flags(frame, self.flags[frame as usize] | flushable);
+                }
+            }
         }
     }
 
@@ -501,6 +539,7 @@ impl LruIndex {
     }
 
     fn place(&mut self, frame: u32, sublist: Sublist, slot: u32, flags: u8) {
+        let flags = flags & self.tracked;
         let access_us = self.first_access_us[frame as usize];
         self.deques[sublist as usize].put(slot, frame, flags, access_us);
         self.places[frame as usize] = Place { slot, sublist };
@@ -586,6 +625,7 @@ impl LruIndex {
     /// search clears them with [`Self::set_flags`]; [`LRU_FLUSHABLE`] is
     /// recorded whether gained or lost.
     pub(super) fn note_flags(&mut self, frame: u32, flags: u8) {
+        let flags = flags & self.tracked;
         let held = self.flags[frame as usize];
         if flags & !held != 0 || (flags ^ held) & LRU_FLUSHABLE != 0 {
             self.set_flags(frame, flags);
@@ -594,6 +634,7 @@ impl LruIndex {
 
     /// Sets `frame`'s victim flags exactly.
     pub(super) fn set_flags(&mut self, frame: u32, flags: u8) {
+        let flags = flags & self.tracked;
         let place = self.places[frame as usize];
         debug_assert_ne!(place.slot, NIL, "flags of frame {frame} off the LRU");
         let held = self.flags[frame as usize];
@@ -784,11 +825,11 @@ impl LruIndex {
                         "LRU index: flag {flag} bit of frame {frame}"
                     );
                 }
-                let actual = flags_of(frame);
+                let actual = flags_of(frame) & self.tracked;
                 assert_eq!(held & actual, actual, "LRU index: victim flags of frame {frame}");
                 assert_eq!(
                     held & LRU_FLUSHABLE,
-                    actual & LRU_FLUSHABLE,
+                    actual & LRU_FLUSHABLE & self.tracked,
                     "LRU index: LRU-flushable flag of frame {frame}"
                 );
             }
@@ -1046,6 +1087,7 @@ mod tests {
         #[test]
         fn index_answers_like_a_walk_from_the_lru_tail(frames in 1u32..80, ops in proptest::collection::vec(index_op(), 1..600)) {
             let mut index = LruIndex::new(frames);
+            index.track_lru_flushable(|_| 0);
             let mut model = Model::default();
             let mut free: Vec<u32> = (0..frames).rev().collect();
             for op in &ops {

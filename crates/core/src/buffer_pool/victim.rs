@@ -374,6 +374,11 @@ impl BufferPool {
                 Some((grace_cutoff_us, depth)),
             );
         }
+        if !self.lru_index.tracks_lru_flushable() {
+            let frames = &self.frames;
+            self.lru_index
+                .track_lru_flushable(|index| frames[index as usize].victim_flags());
+        }
         self.lru_walk_graced(max_pages, free_target, grace_cutoff_us, depth)
     }
 

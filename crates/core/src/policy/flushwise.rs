@@ -112,6 +112,10 @@
 //!    not depth, bounds the grace, so pages leave it at the rate they came
 //!    in and the writes stay smooth: a depth-bounded clean-first window
 //!    (CFLRU, rule 3's note) wrote whole chunks at once when it ran dry.
+//!    Where the grace cannot hold (every dirty page within the depth is in
+//!    it), a walk would pass a quarter of the pool to take a dozen pages;
+//!    the pool answers the chunk from its LRU index instead, visiting only
+//!    the pages it takes, with the walk's decisions and counts.
 //!
 //! Users follow MySQL 5.7's free-page path except for the first scan's
 //! depth, which is `free_high` (a user that finds the free list empty may
