@@ -477,8 +477,10 @@ impl BufferPool {
             let evicted = chunk.evicted;
             let candidates = [
                 self.lru_index.next_flagged(lru_index::REPLACEABLE, from),
-                self.lru_index
-                    .next_lru_flushable(from, grace_cutoff_us)
+                // (Within the depth only: none is left once the walk is past it.)
+                (visited < depth)
+                    .then(|| self.lru_index.next_lru_flushable(from, grace_cutoff_us))
+                    .flatten()
                     .filter(|&(_, rank, _)| rank + evicted <= depth),
                 self.lru_index.next_lru_flushable(past_from, TimeUs::MAX),
             ];
