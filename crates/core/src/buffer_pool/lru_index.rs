@@ -51,7 +51,10 @@
 //! Only pools whose cleaner walks with a grace keep it: the index starts
 //! tracking it at the first graced walk ([`LruIndex::track_lru_flushable`]),
 //! and until then masks it out (the other policies' simulator runs were
-//! 16 % slower paying for it).
+//! 16 % slower paying for it). Likewise [`REPLACEABLE`] is held exactly
+//! only in pools on MySQL 5.1's free margin, which count the replaceable
+//! pages near the tail on every miss ([`LruIndex::replaceable_near_tail`],
+//! a population count): there a fix clears it at once.
 //!
 //! # Invariants (checked by [`LruIndex::check`])
 //! 1. The slots in use of a sublist, in increasing order, hold exactly that
@@ -65,7 +68,8 @@
 //! 4. A frame's flags include every victim flag the frame has (they may
 //!    hold more: stale flags not yet cleared by a search); once the index
 //!    tracks it, they hold [`LRU_FLUSHABLE`] exactly when the frame has it
-//!    (before, never).
+//!    (before, never); once it keeps [`REPLACEABLE`] exact (5.1's free
+//!    margin), they hold it exactly when the frame has it.
 //! 5. A grace-tree leaf holds the frame's first access exactly for the
 //!    slots in use whose frame holds [`LRU_FLUSHABLE`] (`TimeUs::MAX`
 //!    elsewhere); each inner node holds the minimum of its two children.
@@ -168,6 +172,29 @@ impl SummaryBits {
         for level in &mut self.levels {
             level.fill(0);
         }
+    }
+
+    /// The set bits in `floor..below`: one summary search per non-zero
+    /// word, then its population count.
+    fn count_down(&self, floor: u32, below: u32) -> u32 {
+        let mut count = 0;
+        let mut next = below.checked_sub(1).and_then(|b| self.last_at_or_below(b));
+        while let Some(top) = next {
+            if top < floor {
+                break;
+            }
+            let word_start = top - top % 64;
+            let mut word = self.levels[0][top as usize / 64];
+            if top % 64 != 63 {
+                word &= (1u64 << (top % 64 + 1)) - 1;
+            }
+            if floor > word_start {
+                word &= !((1u64 << (floor - word_start)) - 1);
+            }
+            count += word.count_ones();
+            next = word_start.checked_sub(1).and_then(|b| self.last_at_or_below(b));
+        }
+        count
     }
 
     /// The highest set bit at or below `bit`.
@@ -479,6 +506,11 @@ pub(super) struct LruIndex {
     /// walk asked for it ([`Self::track_lru_flushable`]), so the pools of
     /// other policies pay nothing for it.
     tracked: u8,
+    /// Whether [`REPLACEABLE`] is held exactly: only pools on MySQL 5.1's
+    /// free margin, which counts replaceable pages near the tail on every
+    /// miss, pay for a fix clearing it at once
+    /// ([`Self::keep_replaceable_exact`]).
+    replaceable_exact: bool,
     /// Young, then old.
     deques: [Deque; 2],
 }
@@ -496,6 +528,7 @@ impl LruIndex {
             flags: vec![0; frames as usize],
             first_access_us: vec![0; frames as usize],
             tracked: REPLACEABLE | SINGLE_PAGE_FLUSHABLE,
+            replaceable_exact: false,
             deques: [Deque::new(capacity), Deque::new(capacity)],
         }
     }
@@ -518,6 +551,27 @@ impl LruIndex {
                 if flushable != 0 {
                     self.set_flags(frame, self.flags[frame as usize] | flushable);
                 }
+            }
+        }
+    }
+
+    /// True once [`REPLACEABLE`] is held exactly.
+    pub(super) fn replaceable_exact(&self) -> bool {
+        self.replaceable_exact
+    }
+
+    /// Starts holding [`REPLACEABLE`] exactly (the pool then reports a
+    /// fix's loss of it at once), clearing every stale one from `flags_of`
+    /// (the frames' victim flags), in O(n log n) once.
+    pub(super) fn keep_replaceable_exact(&mut self, flags_of: impl Fn(u32) -> u8) {
+        if self.replaceable_exact {
+            return;
+        }
+        self.replaceable_exact = true;
+        for frame in 0..self.places.len() as u32 {
+            if self.contains(frame) {
+                let held = self.flags[frame as usize];
+                self.set_flags(frame, (held & !REPLACEABLE) | (flags_of(frame) & REPLACEABLE));
             }
         }
     }
@@ -767,6 +821,30 @@ impl LruIndex {
         })
     }
 
+    /// The frames holding [`REPLACEABLE`] among the `limit` pages nearest
+    /// the tail, exact once [`Self::keep_replaceable_exact`] ran (before,
+    /// stale flags count too). One select finds the boundary, then the
+    /// flag's words are counted.
+    pub(super) fn replaceable_near_tail(&self, limit: u32) -> u32 {
+        let which = VICTIM_FLAGS.iter().position(|&f| f == REPLACEABLE).unwrap_or(0);
+        let Some(boundary) = self.place_at_rank(limit.min(self.len())) else {
+            return 0;
+        };
+        let mut count = 0;
+        for sublist in [Sublist::Old, Sublist::Young] {
+            let deque = &self.deques[sublist as usize];
+            // Slots grow from head to tail: within the limit are the slots
+            // at or above the boundary's in its sublist, all of the old
+            // sublist when the boundary is in the young one.
+            let floor = if sublist == boundary.sublist { boundary.slot } else { 0 };
+            count += deque.flagged[which].count_down(floor, deque.hi);
+            if sublist == boundary.sublist {
+                break;
+            }
+        }
+        count
+    }
+
     /// [`LRU_FLUSHABLE`] frames from the tail through `through` (a place,
     /// which need not be in use any more), or on the whole LRU (`None`).
     pub(super) fn lru_flushable_through(&self, through: Option<Place>) -> u32 {
@@ -832,6 +910,13 @@ impl LruIndex {
                     actual & LRU_FLUSHABLE & self.tracked,
                     "LRU index: LRU-flushable flag of frame {frame}"
                 );
+                if self.replaceable_exact {
+                    assert_eq!(
+                        held & REPLACEABLE,
+                        actual & REPLACEABLE,
+                        "LRU index: exact replaceable flag of frame {frame}"
+                    );
+                }
             }
             // 2. counts; 5. the grace tree (the bits were checked above)
             let mut rebuilt = deque.clone();
@@ -1047,6 +1132,16 @@ mod tests {
         }
         prop_assert_eq!(index.place_at_rank(0), None);
         prop_assert_eq!(index.place_at_rank(order.len() as u32 + 1), None);
+        // The held replaceable flags near the tail (5.1's count).
+        for limit in 0..=order.len() + 2 {
+            let near = order.iter().take(limit).filter(|m| m.1 & REPLACEABLE != 0).count() as u32;
+            prop_assert_eq!(
+                index.replaceable_near_tail(limit as u32),
+                near,
+                "replaceable within {}",
+                limit
+            );
+        }
         let all = order.iter().filter(|m| m.1 & LRU_FLUSHABLE != 0).count() as u32;
         prop_assert_eq!(index.lru_flushable_through(None), all);
         for skip in 0..=order.len() {

@@ -707,6 +707,7 @@ impl BufferPool {
             // lazily (see `refresh_victim_flags`).
             frame.fix_count += 1;
             self.on_access(index, now_us);
+            self.note_fixed(index);
             return FixOutcome::Hit(FrameId(index));
         }
         let index = match self.take_free_frame(attempt) {
@@ -745,7 +746,18 @@ impl BufferPool {
         self.counters.requests += 1;
         frame.fix_count += 1;
         self.on_access(index, now_us);
+        self.note_fixed(index);
         Some(FrameId(index))
+    }
+
+    /// A hit fixed the frame: where the LRU index holds [`lru_index::REPLACEABLE`]
+    /// exactly, the frame loses it now (elsewhere lazily, see
+    /// `refresh_victim_flags`).
+    fn note_fixed(&mut self, index: u32) {
+        if self.lru_index.replaceable_exact() {
+            let flags = self.frames[index as usize].victim_flags();
+            self.lru_index.set_flags(index, flags);
+        }
     }
 
     /// Counts `hits` page requests a [`FastHits`] shell served without the

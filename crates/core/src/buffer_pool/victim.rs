@@ -138,8 +138,32 @@ impl BufferPool {
 
     /// `buf_flush_LRU_recommendation`'s count: free frames plus replaceable
     /// pages within the search length of the LRU tail, counted up to the
-    /// margin plus the extra margin.
-    fn replaceable_near_tail(&self, margin: &crate::free_page_path::FreeMargin) -> u32 {
+    /// margin plus the extra margin. The LRU index counts them (a population
+    /// count of its exact [`lru_index::REPLACEABLE`] bits) instead of
+    /// walking them on every miss.
+    fn replaceable_near_tail(&mut self, margin: &crate::free_page_path::FreeMargin) -> u32 {
+        #[cfg(test)]
+        if self.linear_victim_search {
+            return self.replaceable_near_tail_linear(margin);
+        }
+        if !self.lru_index.replaceable_exact() {
+            let frames = &self.frames;
+            self.lru_index
+                .keep_replaceable_exact(|index| frames[index as usize].victim_flags());
+        }
+        // 5.1 stops counting at the margin plus the extra margin (and
+        // does not count at all when the free list alone reaches it).
+        let cap = margin.margin_pages + margin.extra_pages;
+        let free = self.free_len();
+        if free >= cap {
+            return free;
+        }
+        (free + self.lru_index.replaceable_near_tail(margin.search_len_pages)).min(cap)
+    }
+
+    /// The reference for [`Self::replaceable_near_tail`]: 5.1's walk.
+    #[cfg(test)]
+    fn replaceable_near_tail_linear(&self, margin: &crate::free_page_path::FreeMargin) -> u32 {
         let cap = margin.margin_pages + margin.extra_pages;
         let mut count = self.free_len();
         let mut cursor = self.lru_tail();
@@ -163,6 +187,35 @@ impl BufferPool {
     /// flushes neighbours), so a batch writes the same number of pages,
     /// all from the tail.
     fn user_lru_batch_writes(&mut self, min_n: u32) -> Vec<WriteOrder> {
+        #[cfg(test)]
+        if self.linear_victim_search {
+            return self.user_lru_batch_writes_linear(min_n);
+        }
+        let mut writes = Vec::new();
+        let mut after = None;
+        while (writes.len() as u32) < min_n {
+            let Some((index, _)) = self.lru_index.first_from_tail(lru_index::SINGLE_PAGE_FLUSHABLE, after) else {
+                break;
+            };
+            // A write keeps the frame's LRU place, so the search goes on
+            // from it.
+            after = Some(index);
+            let flags = self.frames[index as usize].victim_flags();
+            if flags & lru_index::SINGLE_PAGE_FLUSHABLE == 0 {
+                self.lru_index.set_flags(index, flags);
+                continue;
+            }
+            if self.single_page_flushable(index) {
+                writes.push(self.start_write(index, WriteKind::UserLruBatch));
+            }
+        }
+        self.try_lru_scan = true;
+        writes
+    }
+
+    /// The reference for [`Self::user_lru_batch_writes`]: 5.1's walk.
+    #[cfg(test)]
+    fn user_lru_batch_writes_linear(&mut self, min_n: u32) -> Vec<WriteOrder> {
         let mut writes = Vec::new();
         let mut cursor = self.lru_tail();
         while cursor != NIL && (writes.len() as u32) < min_n {
