@@ -27,7 +27,13 @@
 //!   interrupted experiment resumes where it stopped (the rules are
 //!   [`crate::run_cache`]'s);
 //! - the verdict of a cell is computed from the rows written, never typed
-//!   in: the criteria are the "Done when" (see [`CellVerdict`]).
+//!   in: the criteria are the "Done when" (see [`CellVerdict`]);
+//! - configurations that differ only in their policy's parameters (the
+//!   oracle's settings of one policy) run in lockstep
+//!   ([`run_cache::run_all_lockstep`]): a setting whose decisions, or their
+//!   effect on the flush list, never differed from the simulated one's
+//!   takes that run's figures, which are exactly its own run's; its
+//!   record says so by 0 wall seconds.
 
 use std::collections::HashMap;
 use std::fs;
@@ -299,6 +305,8 @@ pub struct RunRecord {
     pub io_per_txn: f64,
     pub hit_ratio: f64,
     pub checkpoint_age_avg_bytes: f64,
+    /// The run's own simulation time; 0 for a setting settled in lockstep
+    /// by another's run.
     pub wall_seconds: f64,
 }
 
@@ -320,7 +328,9 @@ fn run_all(
     cache_path: &Path,
     notes: &mut Vec<String>,
 ) -> Result<(HashMap<String, RunRecord>, usize), String> {
-    let done = run_cache::run_all(configs, jobs, cache_path, "own-policy matrix", |config, out| {
+    // The oracle's settings of one policy run in lockstep: where a knob
+    // never reaches a decision, its settings are one simulation.
+    let done = run_cache::run_all_lockstep(configs, jobs, cache_path, "own-policy matrix", |config, out| {
         let r = &out.result;
         RunRecord {
             config_hash: r.config_hash.clone(),

@@ -27,7 +27,7 @@ use crate::sim_runner::{self as runner, RunOutput};
 use crate::COMMIT;
 
 /// A record a cache keeps: it must say which run and which commit it is.
-pub trait CachedRun: Serialize + DeserializeOwned + Send {
+pub trait CachedRun: Serialize + DeserializeOwned + Send + Sync {
     fn config_hash(&self) -> &str;
     fn commit(&self) -> &str;
 }
@@ -86,64 +86,182 @@ where
     R: CachedRun,
     K: Fn(&SimConfig, &RunOutput) -> R + Sync,
 {
-    let mut records: HashMap<String, R> = if reusable(COMMIT) {
-        load(cache_path, COMMIT)
-    } else {
-        HashMap::new()
-    };
-    let mut todo: Vec<SimConfig> = Vec::new();
-    let mut queued: HashSet<String> = HashSet::new();
-    let mut wanted: HashSet<String> = HashSet::new();
-    for config in configs {
-        let hash = config.config_hash();
-        wanted.insert(hash.clone());
-        if !records.contains_key(&hash) && queued.insert(hash) {
-            todo.push(config);
-        }
-    }
-    records.retain(|hash, _| wanted.contains(hash));
-    if let Some(dir) = cache_path.parent() {
-        fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    }
-    let file = OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(cache_path)
-        .map_err(|e| format!("cannot open the run cache {}: {e}", cache_path.display()))?;
-    let file = Mutex::new(file);
-    let fresh: Mutex<Vec<R>> = Mutex::new(Vec::new());
-    let failures: Mutex<Vec<String>> = Mutex::new(Vec::new());
-    let ran = todo.len();
-    eprintln!(
-        "{label}: {ran} runs to do ({} cached at commit {COMMIT} in {})",
-        records.len(),
-        cache_path.display()
-    );
-    runner::run_each(todo, jobs, label, |config, outcome| match outcome {
-        Ok(out) => {
-            let record = keep(config, &out);
-            if let (Ok(line), Ok(mut f)) = (serde_json::to_string(&record), file.lock()) {
-                // A cache write that fails costs a rerun next time, no more.
-                let _ = writeln!(f, "{line}");
-            }
-            if let Ok(mut v) = fresh.lock() {
-                v.push(record);
-            }
-        }
-        Err(e) => {
-            if let Ok(mut v) = failures.lock() {
-                v.push(format!("{} ({}): {e}", config.policy, config.config_hash()));
-            }
-        }
+    let mut pending = Pending::open(configs, cache_path, label)?;
+    let todo = std::mem::take(&mut pending.todo);
+    runner::run_each(todo, jobs, label, |config, outcome| {
+        pending.settle(config, outcome, &keep)
     });
-    for record in fresh.into_inner().unwrap_or_default() {
-        records.insert(record.config_hash().to_string(), record);
+    Ok(pending.finish())
+}
+
+/// [`run_all`], where configurations that differ only in their policy's
+/// parameters (the tuned oracle's grid) run in lockstep
+/// ([`runner::run_lockstep`]): one simulation per group, whose policy's
+/// decisions the others' are checked against call by call; those that
+/// never decided differently take its figures (their records are exact:
+/// their runs would be this run), the rest are grouped again and run in
+/// the next round. Only the figures of a shadow's result are kept (no
+/// interval rows or decisions): for experiments that read only those.
+pub fn run_all_lockstep<R, K>(
+    configs: Vec<SimConfig>,
+    jobs: usize,
+    cache_path: &Path,
+    label: &str,
+    keep: K,
+) -> Result<CachedRuns<R>, String>
+where
+    R: CachedRun,
+    K: Fn(&SimConfig, &RunOutput) -> R + Sync,
+{
+    let mut pending = Pending::open(configs, cache_path, label)?;
+    let mut todo = std::mem::take(&mut pending.todo);
+    let mut simulations = 0;
+    while !todo.is_empty() {
+        let groups = lockstep_groups(todo);
+        simulations += groups.len();
+        let again: Mutex<Vec<SimConfig>> = Mutex::new(Vec::new());
+        runner::run_groups(groups, jobs, label, |group, outcome| match outcome {
+            Ok(out) => {
+                pending.settle(&group[0], Ok(out.primary), &keep);
+                for (config, shadow) in group[1..].iter().zip(out.shadows) {
+                    match shadow {
+                        Some(output) => pending.settle(config, Ok(output), &keep),
+                        None => {
+                            if let Ok(mut v) = again.lock() {
+                                v.push(config.clone());
+                            }
+                        }
+                    }
+                }
+            }
+            Err(e) => {
+                // The group's first configuration failed; the others run
+                // again (one of them first) so each failure is its own.
+                pending.settle(&group[0], Err(e), &keep);
+                if let Ok(mut v) = again.lock() {
+                    v.extend(group[1..].iter().cloned());
+                }
+            }
+        });
+        todo = again.into_inner().unwrap_or_default();
     }
-    Ok(CachedRuns {
-        records,
-        ran,
-        failures: failures.into_inner().unwrap_or_default(),
-    })
+    eprintln!("{label}: {} runs settled by {simulations} simulations", pending.ran);
+    Ok(pending.finish())
+}
+
+/// Groups configurations that are equal but for their policy's parameters
+/// (same policy), in first-seen order; a group's first is its primary.
+fn lockstep_groups(configs: Vec<SimConfig>) -> Vec<Vec<SimConfig>> {
+    let mut groups: Vec<Vec<SimConfig>> = Vec::new();
+    let mut by_key: HashMap<String, usize> = HashMap::new();
+    for config in configs {
+        let key = format!(
+            "{}/{}",
+            config.policy.name(),
+            SimConfig {
+                policy: flushwise_core::policy::PolicySpec::default(),
+                ..config.clone()
+            }
+            .config_hash()
+        );
+        match by_key.get(&key) {
+            Some(&i) => groups[i].push(config),
+            None => {
+                by_key.insert(key, groups.len());
+                groups.push(vec![config]);
+            }
+        }
+    }
+    groups
+}
+
+/// The cache as [`run_all`] and [`run_all_lockstep`] fill it.
+struct Pending<R> {
+    records: HashMap<String, R>,
+    todo: Vec<SimConfig>,
+    file: Mutex<File>,
+    fresh: Mutex<Vec<R>>,
+    failures: Mutex<Vec<String>>,
+    ran: usize,
+}
+
+impl<R: CachedRun> Pending<R> {
+    fn open(configs: Vec<SimConfig>, cache_path: &Path, label: &str) -> Result<Self, String> {
+        let mut records: HashMap<String, R> = if reusable(COMMIT) {
+            load(cache_path, COMMIT)
+        } else {
+            HashMap::new()
+        };
+        let mut todo: Vec<SimConfig> = Vec::new();
+        let mut queued: HashSet<String> = HashSet::new();
+        let mut wanted: HashSet<String> = HashSet::new();
+        for config in configs {
+            let hash = config.config_hash();
+            wanted.insert(hash.clone());
+            if !records.contains_key(&hash) && queued.insert(hash) {
+                todo.push(config);
+            }
+        }
+        records.retain(|hash, _| wanted.contains(hash));
+        if let Some(dir) = cache_path.parent() {
+            fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        }
+        let file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(cache_path)
+            .map_err(|e| format!("cannot open the run cache {}: {e}", cache_path.display()))?;
+        let ran = todo.len();
+        eprintln!(
+            "{label}: {ran} runs to do ({} cached at commit {COMMIT} in {})",
+            records.len(),
+            cache_path.display()
+        );
+        Ok(Self {
+            records,
+            todo,
+            file: Mutex::new(file),
+            fresh: Mutex::new(Vec::new()),
+            failures: Mutex::new(Vec::new()),
+            ran,
+        })
+    }
+
+    /// Records one run's outcome (and appends a finished one to the cache).
+    fn settle<K>(&self, config: &SimConfig, outcome: Result<RunOutput, String>, keep: &K)
+    where
+        K: Fn(&SimConfig, &RunOutput) -> R,
+    {
+        match outcome {
+            Ok(out) => {
+                let record = keep(config, &out);
+                if let (Ok(line), Ok(mut f)) = (serde_json::to_string(&record), self.file.lock()) {
+                    // A cache write that fails costs a rerun next time, no more.
+                    let _ = writeln!(f, "{line}");
+                }
+                if let Ok(mut v) = self.fresh.lock() {
+                    v.push(record);
+                }
+            }
+            Err(e) => {
+                if let Ok(mut v) = self.failures.lock() {
+                    v.push(format!("{} ({}): {e}", config.policy, config.config_hash()));
+                }
+            }
+        }
+    }
+
+    fn finish(self) -> CachedRuns<R> {
+        let mut records = self.records;
+        for record in self.fresh.into_inner().unwrap_or_default() {
+            records.insert(record.config_hash().to_string(), record);
+        }
+        CachedRuns {
+            records,
+            ran: self.ran,
+            failures: self.failures.into_inner().unwrap_or_default(),
+        }
+    }
 }
 
 #[cfg(test)]

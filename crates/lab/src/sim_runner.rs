@@ -98,6 +98,115 @@ pub fn run_one_live(
     })
 }
 
+/// One simulation standing for a group of configurations that differ only
+/// in their policy's parameters ([`Simulation::new_lockstep`]).
+pub struct LockstepOutput {
+    /// The first configuration's run, in full.
+    pub primary: RunOutput,
+    /// Per other configuration: its result when its policy never decided
+    /// differently from the first's (then its run is the first's, figure
+    /// for figure: the result carries its own configuration hash, policy
+    /// and final parameters, and 0 wall seconds; interval rows, decisions
+    /// and iteration records are not kept for it), `None` when it did (it
+    /// needs a run of its own).
+    pub shadows: Vec<Option<RunOutput>>,
+}
+
+/// Runs `primary` with `shadows` in lockstep (see [`LockstepOutput`]).
+/// Every shadow must equal `primary` but for its policy's parameters.
+pub fn run_lockstep(primary: SimConfig, shadows: &[SimConfig]) -> Result<LockstepOutput, String> {
+    for shadow in shadows {
+        let alike = SimConfig {
+            policy: primary.policy.clone(),
+            ..shadow.clone()
+        };
+        if alike.config_hash() != primary.config_hash() || shadow.policy.name() != primary.policy.name() {
+            return Err(format!(
+                "{} cannot run in lockstep with {}: they differ in more than the policy's parameters",
+                shadow.policy, primary.policy
+            ));
+        }
+    }
+    let specs: Vec<_> = shadows.iter().map(|c| c.policy.clone()).collect();
+    let (mut sim, watch) = Simulation::new_lockstep(primary, COMMIT, &specs)?;
+    let result = sim.run_observed(|_, _| {})?;
+    let shadow_outputs = shadows
+        .iter()
+        .zip(watch.states())
+        .map(|(config, state)| {
+            state.diverged_at_us.is_none().then(|| RunOutput {
+                result: RunResult {
+                    config_hash: config.config_hash(),
+                    policy: config.policy.to_string(),
+                    final_parameters: state.parameters.iter().map(|&(k, v)| (k.to_string(), v)).collect(),
+                    // It cost no simulation of its own.
+                    wall_seconds: 0.0,
+                    requests_per_second: None,
+                    ..result.clone()
+                },
+                rows: Vec::new(),
+                decisions: Vec::new(),
+                decisions_dropped: 0,
+                iterations: Vec::new(),
+                iterations_dropped: 0,
+            })
+        })
+        .collect();
+    let (iterations, iterations_dropped) = sim.take_iteration_records();
+    Ok(LockstepOutput {
+        primary: RunOutput {
+            result,
+            rows: sim.rows().to_vec(),
+            decisions: sim.decisions().entries().cloned().collect(),
+            decisions_dropped: sim.decisions().dropped(),
+            iterations,
+            iterations_dropped,
+        },
+        shadows: shadow_outputs,
+    })
+}
+
+/// Runs each group in lockstep ([`run_lockstep`]: the first configuration
+/// with the rest as shadows) on up to `jobs` threads, handing each outcome
+/// to `done` as it finishes, under one progress bar counting groups.
+pub fn run_groups<F>(groups: Vec<Vec<SimConfig>>, jobs: usize, label: &str, done: F)
+where
+    F: Fn(&[SimConfig], Result<LockstepOutput, String>) + Sync,
+{
+    let n = groups.len();
+    if n == 0 {
+        return;
+    }
+    let jobs = jobs.clamp(1, n);
+    let total = progress_enabled().then(|| {
+        styled_bar(
+            n as u64,
+            "{prefix:>24} [{bar:30}] {pos}/{len} simulations {elapsed}/{eta}",
+            label,
+        )
+    });
+    let next = AtomicUsize::new(0);
+    std::thread::scope(|scope| {
+        for _ in 0..jobs {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(group) = groups.get(i) else { break };
+                let out = match group.split_first() {
+                    Some((primary, shadows)) => run_lockstep(primary.clone(), shadows),
+                    None => Err("an empty lockstep group".to_string()),
+                };
+                done(group, out);
+                if let Some(bar) = &total {
+                    bar.inc(1);
+                }
+            });
+        }
+    });
+    if let Some(bar) = total {
+        bar.finish_and_clear();
+    }
+}
+
 /// Runs one configuration with a progress bar when stderr is a terminal;
 /// `live` as in [`run_one_live`].
 pub fn run_with_progress(
@@ -182,5 +291,93 @@ where
     });
     if let Some(bar) = total {
         bar.finish_and_clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use flushwise_core::policy::PolicySpec;
+    use flushwise_sim::WorkloadSpec;
+
+    /// TPC-C, 2 warehouses, `pool_mib` of pool and `redo_mib` of redo, 20 s.
+    fn config(policy: &str, pool_mib: u64, redo_mib: u64) -> SimConfig {
+        SimConfig {
+            workload: WorkloadSpec::tpcc(2),
+            buffer_pool_bytes: pool_mib << 20,
+            redo_bytes: redo_mib << 20,
+            warmup_us: 10_000_000,
+            duration_us: 10_000_000,
+            report_interval_us: 10_000_000,
+            policy: PolicySpec::parse(policy).expect("test policy"),
+            ..SimConfig::default()
+        }
+    }
+
+    /// A result without what differs between two runs of one configuration
+    /// (wall time) or between a shadow's result and its own run's.
+    fn figures(mut r: RunResult) -> RunResult {
+        r.wall_seconds = 0.0;
+        r.requests_per_second = None;
+        r
+    }
+
+    #[test]
+    fn a_shadow_that_never_decided_differently_has_its_own_runs_result() {
+        let mut shared = 0;
+        let mut own = 0;
+        // mysql56 with a small pool is all LRU work (Pio reaches no
+        // decision); percona56 with 16 MiB of redo flushes the flush list
+        // at a pace Pio sets.
+        for (policy, pool_mib, redo_mib) in [("mysql56", 4, 64), ("percona56", 40, 16)] {
+            let settings = [
+                "io_capacity=100",
+                "io_capacity=400",
+                "io_capacity=25600",
+                "lru_scan_depth=256,io_capacity=100",
+            ];
+            let configs: Vec<SimConfig> = settings
+                .iter()
+                .map(|s| config(&format!("{policy}:{s}"), pool_mib, redo_mib))
+                .collect();
+            let out = run_lockstep(configs[0].clone(), &configs[1..]).expect("lockstep run");
+            let alone = run_one(configs[0].clone(), None).expect("primary alone");
+            assert_eq!(
+                figures(out.primary.result),
+                figures(alone.result),
+                "{policy}: the primary's run"
+            );
+            if policy == "percona56" {
+                assert!(
+                    out.shadows[1].is_none(),
+                    "percona56: Pio 25600 flushes more than Pio 100"
+                );
+            }
+            for (config, shadow) in configs[1..].iter().zip(out.shadows) {
+                let Some(shadow) = shadow else {
+                    own += 1;
+                    continue;
+                };
+                shared += 1;
+                let alone = run_one(config.clone(), None).expect("shadow alone");
+                assert_eq!(
+                    figures(shadow.result),
+                    figures(alone.result),
+                    "{}: the shared result is its own run's",
+                    config.policy
+                );
+            }
+        }
+        // Both outcomes occur (Pscan is in every plan), so neither path is
+        // left untested.
+        assert!(shared > 0 && own > 0, "shared {shared}, own {own}");
+    }
+
+    #[test]
+    fn configurations_that_differ_beyond_the_policy_are_refused() {
+        let a = config("mysql56", 4, 64);
+        let b = config("mysql56:io_capacity=400", 4, 32);
+        assert!(run_lockstep(a.clone(), &[b]).is_err());
+        assert!(run_lockstep(a, &[config("percona56", 4, 64)]).is_err());
     }
 }

@@ -344,6 +344,32 @@ pub struct Simulation {
 impl Simulation {
     /// Builds a simulation, validating the configuration and the workload.
     pub fn new(config: SimConfig, commit: impl Into<String>) -> Result<Self, String> {
+        let policy = config.policy.build();
+        Self::with_policy(config, commit, policy)
+    }
+
+    /// A simulation of `config` whose policy also answers for `shadows`
+    /// (policies that differ from `config`'s only in their parameters):
+    /// each is fed the policy's inputs, and the returned watch says which
+    /// ever decided differently ([`flushwise_core::policy::lockstep`]). A
+    /// shadow that never did would have run exactly this run.
+    pub fn new_lockstep(
+        config: SimConfig,
+        commit: impl Into<String>,
+        shadows: &[flushwise_core::policy::PolicySpec],
+    ) -> Result<(Self, flushwise_core::policy::lockstep::LockstepWatch), String> {
+        let (policy, watch) = flushwise_core::policy::lockstep::Lockstep::new(
+            config.policy.build(),
+            shadows.iter().map(|spec| spec.build()).collect(),
+        );
+        Ok((Self::with_policy(config, commit, Box::new(policy))?, watch))
+    }
+
+    fn with_policy(
+        config: SimConfig,
+        commit: impl Into<String>,
+        policy: Box<dyn flushwise_core::policy::FlushPolicy>,
+    ) -> Result<Self, String> {
         config.validate()?;
         let workload: Box<dyn Workload> = match &config.workload {
             WorkloadSpec::Tpcc { warehouses, mix } => Box::new(TpccWorkload::new(
@@ -421,7 +447,6 @@ impl Simulation {
             thread_concurrency: config.thread_concurrency,
         };
         let mut pool = BufferPool::new(pool_config, START_LSN)?;
-        let policy = config.policy.build();
         let log = DecisionLog::new(100_000, config.decision_log);
         let mut cleaner = PageCleaner::new(policy, &mut pool, log);
         if config.iteration_records {

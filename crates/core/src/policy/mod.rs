@@ -32,6 +32,7 @@ pub mod db2;
 pub mod db2_aiop;
 pub mod flushwise;
 pub mod innodb_plugin;
+pub mod lockstep;
 pub mod mariadb1011;
 pub mod mysql51;
 pub mod mysql56;
