@@ -72,10 +72,10 @@ impl LockstepWatch {
 struct Shadow {
     policy: Box<dyn FlushPolicy>,
     log: DecisionLog,
-    /// The pages its flush-list plan of this iteration asked for, when
-    /// that plan differed from the primary's in the count alone: equal in
-    /// effect if the phase wrote nothing (checked at the iteration's end).
-    asked: Option<u32>,
+    /// Per cleaner: the pages its flush-list plan of the iteration under
+    /// way asked for, when that plan differed from the primary's in the
+    /// count alone (judged by its effect at the iteration's end).
+    asked: Vec<Option<u32>>,
 }
 
 /// The primary policy with its shadows (see the module documentation).
@@ -88,7 +88,8 @@ pub struct Lockstep {
     /// The time of the last call with a clock (0 before the first).
     now_us: TimeUs,
     /// The flush-list batch size of the iteration under way (its plan's).
-    batch_pages: u32,
+    /// Per cleaner (their iterations interleave).
+    batch_pages: Vec<u32>,
 }
 
 impl Lockstep {
@@ -103,6 +104,7 @@ impl Lockstep {
             })
             .collect();
         let watch = LockstepWatch(Arc::new(Mutex::new(states)));
+        let cleaners = primary.cleaner_count().max(1) as usize;
         let lockstep = Self {
             primary,
             shadows: shadows
@@ -110,12 +112,12 @@ impl Lockstep {
                 .map(|policy| Shadow {
                     policy,
                     log: DecisionLog::disabled(),
-                    asked: None,
+                    asked: vec![None; cleaners],
                 })
                 .collect(),
             watch: watch.clone(),
             now_us: 0,
-            batch_pages: 1,
+            batch_pages: vec![1; cleaners],
         };
         let count = lockstep.primary.cleaner_count();
         lockstep.check_ref(|s| s.policy.cleaner_count(), &count);
@@ -193,7 +195,9 @@ impl FlushPolicy for Lockstep {
         self.now_us = ctx.now_us;
         let plan = self.primary.plan(ctx);
         if let Plan::Flush(iteration) = plan {
-            self.batch_pages = iteration.flush_batch_pages.max(1);
+            if let Some(batch) = self.batch_pages.get_mut(ctx.cleaner as usize) {
+                *batch = iteration.flush_batch_pages.max(1);
+            }
         }
         let view = &*ctx;
         self.check_mut(|s| s.policy.plan(&mut Self::shadow_ctx(view, &mut s.log)), &plan);
@@ -207,14 +211,20 @@ impl FlushPolicy for Lockstep {
         self.check_mut(
             |s| {
                 let own = s.policy.plan_flush_list(&mut Self::shadow_ctx(view, &mut s.log));
-                s.asked = None;
+                let asked = s.asked.get_mut(view.cleaner as usize);
+                let Some(asked) = asked else {
+                    // A cleaner the policy did not announce: no judging
+                    // by effect.
+                    return own;
+                };
+                *asked = None;
                 if own.pages == 0 && plan.pages == 0 {
                     // No batch at all, whatever the limit.
                     return plan;
                 }
                 if own != plan && own.lsn_limit == plan.lsn_limit && own.pages > 0 && plan.pages > 0 {
                     // Another count, the same limit: see `end_iteration`.
-                    s.asked = Some(own.pages);
+                    *asked = Some(own.pages);
                     return plan;
                 }
                 own
@@ -239,7 +249,7 @@ impl FlushPolicy for Lockstep {
         //   also one call takes the same w pages, the first w under the
         //   limit from the list's tail.
         let written = report.np_flush;
-        let batch = self.batch_pages;
+        let batch = self.batch_pages.get(ctx.cleaner as usize).copied().unwrap_or(1);
         let requested = report.flush_requested;
         let same_writes = |pages: u32| {
             !report.flush_time_limited
@@ -247,7 +257,8 @@ impl FlushPolicy for Lockstep {
         };
         self.check_mut(
             |s| {
-                let own = match s.asked.take() {
+                let asked = s.asked.get_mut(view.cleaner as usize).and_then(Option::take);
+                let own = match asked {
                     None => *report,
                     Some(pages) if same_writes(pages) => IterationReport {
                         flush_requested: pages,
