@@ -173,7 +173,20 @@ pub fn run_groups<F>(groups: Vec<Vec<SimConfig>>, jobs: usize, label: &str, done
 where
     F: Fn(&[SimConfig], Result<LockstepOutput, String>) + Sync,
 {
-    let n = groups.len();
+    on_threads(&groups, jobs, label, "simulations", |group| {
+        let out = match group.split_first() {
+            Some((primary, shadows)) => run_lockstep(primary.clone(), shadows),
+            None => Err("an empty lockstep group".to_string()),
+        };
+        done(group, out);
+    });
+}
+
+/// Calls `work` on every item on up to `jobs` threads (in completion
+/// order), under one progress bar of `unit`s with an ETA when a person
+/// watches stderr.
+fn on_threads<T: Sync>(items: &[T], jobs: usize, label: &str, unit: &str, work: impl Fn(&T) + Sync) {
+    let n = items.len();
     if n == 0 {
         return;
     }
@@ -181,7 +194,7 @@ where
     let total = progress_enabled().then(|| {
         styled_bar(
             n as u64,
-            "{prefix:>24} [{bar:30}] {pos}/{len} simulations {elapsed}/{eta}",
+            &format!("{{prefix:>24}} [{{bar:30}}] {{pos}}/{{len}} {unit} {{elapsed}}/{{eta}}"),
             label,
         )
     });
@@ -190,12 +203,8 @@ where
         for _ in 0..jobs {
             scope.spawn(|| loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(group) = groups.get(i) else { break };
-                let out = match group.split_first() {
-                    Some((primary, shadows)) => run_lockstep(primary.clone(), shadows),
-                    None => Err("an empty lockstep group".to_string()),
-                };
-                done(group, out);
+                let Some(item) = items.get(i) else { break };
+                work(item);
                 if let Some(bar) = &total {
                     bar.inc(1);
                 }
@@ -263,35 +272,9 @@ pub fn run_each<F>(configs: Vec<SimConfig>, jobs: usize, label: &str, done: F)
 where
     F: Fn(&SimConfig, Result<RunOutput, String>) + Sync,
 {
-    let n = configs.len();
-    if n == 0 {
-        return;
-    }
-    let jobs = jobs.clamp(1, n);
-    let total = progress_enabled().then(|| {
-        styled_bar(
-            n as u64,
-            "{prefix:>24} [{bar:30}] {pos}/{len} runs {elapsed}/{eta}",
-            label,
-        )
+    on_threads(&configs, jobs, label, "runs", |config| {
+        done(config, run_one(config.clone(), None))
     });
-    let next = AtomicUsize::new(0);
-    std::thread::scope(|scope| {
-        for _ in 0..jobs {
-            scope.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(config) = configs.get(i) else { break };
-                let out = run_one(config.clone(), None);
-                done(config, out);
-                if let Some(bar) = &total {
-                    bar.inc(1);
-                }
-            });
-        }
-    });
-    if let Some(bar) = total {
-        bar.finish_and_clear();
-    }
 }
 
 #[cfg(test)]

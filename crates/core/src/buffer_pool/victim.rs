@@ -194,17 +194,12 @@ impl BufferPool {
         let mut writes = Vec::new();
         let mut after = None;
         while (writes.len() as u32) < min_n {
-            let Some((index, _)) = self.lru_index.first_from_tail(lru_index::SINGLE_PAGE_FLUSHABLE, after) else {
+            let Some((index, _)) = self.next_flagged_fresh(lru_index::SINGLE_PAGE_FLUSHABLE, after) else {
                 break;
             };
             // A write keeps the frame's LRU place, so the search goes on
             // from it.
             after = Some(index);
-            let flags = self.frames[index as usize].victim_flags();
-            if flags & lru_index::SINGLE_PAGE_FLUSHABLE == 0 {
-                self.lru_index.set_flags(index, flags);
-                continue;
-            }
             if self.single_page_flushable(index) {
                 writes.push(self.start_write(index, WriteKind::UserLruBatch));
             }
@@ -277,14 +272,8 @@ impl BufferPool {
             return self.find_single_page_flush_linear();
         }
         let mut after = None;
-        while let Some((index, rank)) = self.lru_index.first_from_tail(lru_index::SINGLE_PAGE_FLUSHABLE, after) {
+        while let Some((index, rank)) = self.next_flagged_fresh(lru_index::SINGLE_PAGE_FLUSHABLE, after) {
             after = Some(index);
-            let flags = self.frames[index as usize].victim_flags();
-            if flags & lru_index::SINGLE_PAGE_FLUSHABLE == 0 {
-                // Stale: fixed, cleaned or put under I/O since.
-                self.lru_index.set_flags(index, flags);
-                continue;
-            }
             // The index knows the core's state; a fast-hit shell's pin is
             // asked here, as the walk asks it.
             if self.single_page_flushable(index) {
@@ -292,6 +281,21 @@ impl BufferPool {
             }
         }
         (None, self.lru_len())
+    }
+
+    /// The first frame from the tail, closer to the head than `after`, that
+    /// holds `flag` in fact, with its rank; the stale flags it passes
+    /// (fixed, cleaned or put under I/O since) the index forgets.
+    fn next_flagged_fresh(&mut self, flag: u8, mut after: Option<u32>) -> Option<(u32, u32)> {
+        while let Some((index, rank)) = self.lru_index.first_from_tail(flag, after) {
+            let flags = self.frames[index as usize].victim_flags();
+            if flags & flag != 0 {
+                return Some((index, rank));
+            }
+            self.lru_index.set_flags(index, flags);
+            after = Some(index);
+        }
+        None
     }
 
     /// The reference for [`Self::find_clean_victim`]: InnoDB's walk.
