@@ -29,6 +29,33 @@ pub struct RunOutput {
     pub iterations_dropped: u64,
 }
 
+impl RunOutput {
+    /// Everything the finished `sim` leaves, with its `result`.
+    fn of(sim: &mut Simulation, result: RunResult) -> Self {
+        let (iterations, iterations_dropped) = sim.take_iteration_records();
+        Self {
+            result,
+            rows: sim.rows().to_vec(),
+            decisions: sim.decisions().entries().cloned().collect(),
+            decisions_dropped: sim.decisions().dropped(),
+            iterations,
+            iterations_dropped,
+        }
+    }
+
+    /// A result alone (no rows, decisions or iteration records).
+    fn result_only(result: RunResult) -> Self {
+        Self {
+            result,
+            rows: Vec::new(),
+            decisions: Vec::new(),
+            decisions_dropped: 0,
+            iterations: Vec::new(),
+            iterations_dropped: 0,
+        }
+    }
+}
+
 /// Progress bars only when a person is watching stderr.
 pub fn progress_enabled() -> bool {
     std::io::stderr().is_terminal()
@@ -84,18 +111,7 @@ pub fn run_one_live(
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
-    let rows = sim.rows().to_vec();
-    let decisions = sim.decisions().entries().cloned().collect();
-    let decisions_dropped = sim.decisions().dropped();
-    let (iterations, iterations_dropped) = sim.take_iteration_records();
-    Ok(RunOutput {
-        result,
-        rows,
-        decisions,
-        decisions_dropped,
-        iterations,
-        iterations_dropped,
-    })
+    Ok(RunOutput::of(&mut sim, result))
 }
 
 /// One simulation standing for a group of configurations that differ only
@@ -134,8 +150,8 @@ pub fn run_lockstep(primary: SimConfig, shadows: &[SimConfig]) -> Result<Lockste
         .iter()
         .zip(watch.states())
         .map(|(config, state)| {
-            state.diverged_at_us.is_none().then(|| RunOutput {
-                result: RunResult {
+            state.diverged_at_us.is_none().then(|| {
+                RunOutput::result_only(RunResult {
                     config_hash: config.config_hash(),
                     policy: config.policy.to_string(),
                     final_parameters: state.parameters.iter().map(|&(k, v)| (k.to_string(), v)).collect(),
@@ -143,25 +159,12 @@ pub fn run_lockstep(primary: SimConfig, shadows: &[SimConfig]) -> Result<Lockste
                     wall_seconds: 0.0,
                     requests_per_second: None,
                     ..result.clone()
-                },
-                rows: Vec::new(),
-                decisions: Vec::new(),
-                decisions_dropped: 0,
-                iterations: Vec::new(),
-                iterations_dropped: 0,
+                })
             })
         })
         .collect();
-    let (iterations, iterations_dropped) = sim.take_iteration_records();
     Ok(LockstepOutput {
-        primary: RunOutput {
-            result,
-            rows: sim.rows().to_vec(),
-            decisions: sim.decisions().entries().cloned().collect(),
-            decisions_dropped: sim.decisions().dropped(),
-            iterations,
-            iterations_dropped,
-        },
+        primary: RunOutput::of(&mut sim, result),
         shadows: shadow_outputs,
     })
 }

@@ -151,8 +151,7 @@ impl Lockstep {
     /// also records each live shadow's parameters.
     fn check_mut<T: PartialEq + std::fmt::Debug>(&mut self, mut call: impl FnMut(&mut Shadow) -> T, expected: &T) {
         let now_us = self.now_us;
-        let watch = self.watch.clone();
-        let mut states = match watch.0.lock() {
+        let mut states = match self.watch.0.lock() {
             Ok(states) => states,
             Err(poisoned) => poisoned.into_inner(),
         };
