@@ -16,6 +16,7 @@ use std::collections::{HashMap, HashSet};
 use std::fs::{self, File, OpenOptions};
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use serde::de::DeserializeOwned;
@@ -66,8 +67,11 @@ pub fn append<R: CachedRun>(path: &Path, record: &R) {
 pub struct CachedRuns<R> {
     /// Every run asked for that finished (now or before), by hash.
     pub records: HashMap<String, R>,
-    /// Runs simulated now (the rest came from the cache or were shared).
+    /// Runs settled now (the rest came from the cache).
     pub ran: usize,
+    /// Simulations that settled them (fewer than `ran` where lockstep
+    /// shadows took a run's figures).
+    pub simulations: usize,
     /// One line per run that failed, naming its policy and hash.
     pub failures: Vec<String>,
 }
@@ -99,8 +103,10 @@ where
 /// ([`runner::run_lockstep`]): one simulation per group, whose policy's
 /// decisions the others' are checked against call by call; those that
 /// never decided differently take its figures (their records are exact:
-/// their runs would be this run), the rest are grouped again and run in
-/// the next round. Only the figures of a shadow's result are kept (no
+/// their runs would be this run), the rest are grouped again and run as
+/// soon as their group ends (ahead of groups not yet started, so the
+/// order of `configs`, most expensive first, is the order cells finish
+/// in). Only the figures of a shadow's result are kept (no
 /// interval rows or decisions): for experiments that read only those.
 pub fn run_all_lockstep<R, K>(
     configs: Vec<SimConfig>,
@@ -114,39 +120,37 @@ where
     K: Fn(&SimConfig, &RunOutput) -> R + Sync,
 {
     let mut pending = Pending::open(configs, cache_path, label)?;
-    let mut todo = std::mem::take(&mut pending.todo);
-    let mut simulations = 0;
-    while !todo.is_empty() {
-        let groups = lockstep_groups(todo);
-        simulations += groups.len();
-        let again: Mutex<Vec<SimConfig>> = Mutex::new(Vec::new());
-        runner::run_groups(groups, jobs, label, |group, outcome| match outcome {
+    let todo = std::mem::take(&mut pending.todo);
+    let groups = lockstep_groups(todo);
+    let simulations = AtomicUsize::new(0);
+    runner::run_groups(groups, jobs, label, |group, outcome| {
+        simulations.fetch_add(1, Ordering::Relaxed);
+        let again = match outcome {
             Ok(out) => {
                 pending.settle(&group[0], Ok(out.primary), &keep);
+                let mut again = Vec::new();
                 for (config, shadow) in group[1..].iter().zip(out.shadows) {
                     match shadow {
                         Some(output) => pending.settle(config, Ok(output), &keep),
-                        None => {
-                            if let Ok(mut v) = again.lock() {
-                                v.push(config.clone());
-                            }
-                        }
+                        None => again.push(config.clone()),
                     }
                 }
+                again
             }
             Err(e) => {
                 // The group's first configuration failed; the others run
                 // again (one of them first) so each failure is its own.
                 pending.settle(&group[0], Err(e), &keep);
-                if let Ok(mut v) = again.lock() {
-                    v.extend(group[1..].iter().cloned());
-                }
+                group[1..].to_vec()
             }
-        });
-        todo = again.into_inner().unwrap_or_default();
-    }
+        };
+        lockstep_groups(again)
+    });
+    let simulations = simulations.into_inner();
     eprintln!("{label}: {} runs settled by {simulations} simulations", pending.ran);
-    Ok(pending.finish())
+    let mut done = pending.finish();
+    done.simulations = simulations;
+    Ok(done)
 }
 
 /// Groups configurations that are equal but for their policy's parameters
@@ -259,6 +263,7 @@ impl<R: CachedRun> Pending<R> {
         CachedRuns {
             records,
             ran: self.ran,
+            simulations: self.ran,
             failures: self.failures.into_inner().unwrap_or_default(),
         }
     }
@@ -281,6 +286,76 @@ mod tests {
         fn commit(&self) -> &str {
             &self.commit
         }
+    }
+
+    /// What a lockstep cache keeps of a run: its figures.
+    #[derive(Serialize, Deserialize, Debug, PartialEq)]
+    struct Figures {
+        config_hash: String,
+        commit: String,
+        policy: String,
+        nopm: f64,
+        sync_write_pct: f64,
+        io_per_txn: f64,
+    }
+    impl CachedRun for Figures {
+        fn config_hash(&self) -> &str {
+            &self.config_hash
+        }
+        fn commit(&self) -> &str {
+            &self.commit
+        }
+    }
+
+    /// The oracle's way (lockstep groups, diverged settings simulated as
+    /// their groups' follow-ups) settles every configuration with the
+    /// figures of its own run, as running each alone does.
+    #[test]
+    fn lockstep_settles_every_configuration_as_its_own_run_would() {
+        use flushwise_core::policy::PolicySpec;
+        use flushwise_sim::WorkloadSpec;
+        let mut configs = Vec::new();
+        for (policy, pool_mib, redo_mib) in [("mysql56", 4u64, 64u64), ("percona56", 40, 16)] {
+            for setting in [
+                "io_capacity=100",
+                "io_capacity=400",
+                "io_capacity=25600",
+                "lru_scan_depth=256",
+            ] {
+                configs.push(SimConfig {
+                    workload: WorkloadSpec::tpcc(2),
+                    buffer_pool_bytes: pool_mib << 20,
+                    redo_bytes: redo_mib << 20,
+                    warmup_us: 5_000_000,
+                    duration_us: 5_000_000,
+                    report_interval_us: 5_000_000,
+                    policy: PolicySpec::parse(&format!("{policy}:{setting}")).expect("test policy"),
+                    ..SimConfig::default()
+                });
+            }
+        }
+        let keep = |config: &SimConfig, out: &RunOutput| Figures {
+            config_hash: out.result.config_hash.clone(),
+            commit: out.result.commit.clone(),
+            policy: config.policy.to_string(),
+            nopm: out.result.figures.nopm,
+            sync_write_pct: out.result.figures.sync_write_pct,
+            io_per_txn: out.result.figures.io_per_txn,
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let shared = run_all_lockstep(configs.clone(), 2, &dir.path().join("a.jsonl"), "test", keep).unwrap();
+        let alone = run_all(configs.clone(), 2, &dir.path().join("b.jsonl"), "test", keep).unwrap();
+        assert!(shared.failures.is_empty() && alone.failures.is_empty());
+        assert_eq!(shared.records.len(), configs.len());
+        assert_eq!(shared.records, alone.records);
+        // Some settings were shared (fewer simulations than runs) and some
+        // diverged and ran as follow-ups (more than the two groups).
+        assert!(
+            shared.simulations > 2 && shared.simulations < configs.len(),
+            "{} simulations for {} runs",
+            shared.simulations,
+            configs.len()
+        );
     }
 
     #[test]

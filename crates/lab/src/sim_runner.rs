@@ -7,9 +7,10 @@
 //! completion order. Progress bars go to stderr only when stderr is a
 //! terminal, so piped output is never interleaved with bar redraws.
 
+use std::collections::VecDeque;
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::{Condvar, Mutex};
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
@@ -171,46 +172,83 @@ pub fn run_lockstep(primary: SimConfig, shadows: &[SimConfig]) -> Result<Lockste
 
 /// Runs each group in lockstep ([`run_lockstep`]: the first configuration
 /// with the rest as shadows) on up to `jobs` threads, handing each outcome
-/// to `done` as it finishes, under one progress bar counting groups.
+/// to `done` as it finishes, under one progress bar counting simulations.
+/// `done` returns the groups to simulate next (the shadows that diverged,
+/// grouped again); they go to the front of the queue, so a group's
+/// follow-ups start as soon as it ends and no thread waits for a round of
+/// others to finish.
 pub fn run_groups<F>(groups: Vec<Vec<SimConfig>>, jobs: usize, label: &str, done: F)
 where
-    F: Fn(&[SimConfig], Result<LockstepOutput, String>) + Sync,
+    F: Fn(&[SimConfig], Result<LockstepOutput, String>) -> Vec<Vec<SimConfig>> + Sync,
 {
-    on_threads(&groups, jobs, label, "simulations", |group| {
+    on_threads(groups, jobs, label, "simulations", |group| {
         let out = match group.split_first() {
             Some((primary, shadows)) => run_lockstep(primary.clone(), shadows),
             None => Err("an empty lockstep group".to_string()),
         };
-        done(group, out);
+        done(&group, out)
     });
 }
 
 /// Calls `work` on every item on up to `jobs` threads (in completion
 /// order), under one progress bar of `unit`s with an ETA when a person
-/// watches stderr.
-fn on_threads<T: Sync>(items: &[T], jobs: usize, label: &str, unit: &str, work: impl Fn(&T) + Sync) {
-    let n = items.len();
-    if n == 0 {
+/// watches stderr. The items `work` returns are queued in front of the
+/// rest (in their order) and worked on the same way; the call returns
+/// when the queue is empty and no thread is working.
+fn on_threads<T: Send>(items: Vec<T>, jobs: usize, label: &str, unit: &str, work: impl Fn(T) -> Vec<T> + Sync) {
+    if items.is_empty() {
         return;
     }
-    let jobs = jobs.clamp(1, n);
+    let jobs = jobs.clamp(1, items.len());
     let total = progress_enabled().then(|| {
         styled_bar(
-            n as u64,
+            items.len() as u64,
             &format!("{{prefix:>24}} [{{bar:30}}] {{pos}}/{{len}} {unit} {{elapsed}}/{{eta}}"),
             label,
         )
     });
-    let next = AtomicUsize::new(0);
+    /// The queue, and how many threads hold an item of it.
+    struct Work<T> {
+        queue: VecDeque<T>,
+        busy: usize,
+    }
+    let state = Mutex::new(Work {
+        queue: VecDeque::from(items),
+        busy: 0,
+    });
+    let wake = Condvar::new();
     std::thread::scope(|scope| {
         for _ in 0..jobs {
             scope.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(item) = items.get(i) else { break };
-                work(item);
+                let item = {
+                    let Ok(mut w) = state.lock() else { return };
+                    loop {
+                        if let Some(item) = w.queue.pop_front() {
+                            w.busy += 1;
+                            break item;
+                        }
+                        if w.busy == 0 {
+                            // Nothing queued and nobody can queue more.
+                            wake.notify_all();
+                            return;
+                        }
+                        w = match wake.wait(w) {
+                            Ok(w) => w,
+                            Err(_) => return,
+                        };
+                    }
+                };
+                let more = work(item);
                 if let Some(bar) = &total {
                     bar.inc(1);
+                    bar.inc_length(more.len() as u64);
                 }
+                let Ok(mut w) = state.lock() else { return };
+                for item in more.into_iter().rev() {
+                    w.queue.push_front(item);
+                }
+                w.busy -= 1;
+                wake.notify_all();
             });
         }
     });
@@ -275,8 +313,10 @@ pub fn run_each<F>(configs: Vec<SimConfig>, jobs: usize, label: &str, done: F)
 where
     F: Fn(&SimConfig, Result<RunOutput, String>) + Sync,
 {
-    on_threads(&configs, jobs, label, "runs", |config| {
-        done(config, run_one(config.clone(), None))
+    on_threads(configs, jobs, label, "runs", |config| {
+        let out = run_one(config.clone(), None);
+        done(&config, out);
+        Vec::new()
     });
 }
 
@@ -357,6 +397,31 @@ mod tests {
         // Both outcomes occur (Pscan is in every plan), so neither path is
         // left untested.
         assert!(shared > 0 && own > 0, "shared {shared}, own {own}");
+    }
+
+    /// Every item, and every follow-up an item's work returns, is worked on
+    /// exactly once, on one thread or several, even when the queue runs dry
+    /// while a thread is still working on an item that will add more.
+    #[test]
+    fn the_queue_works_every_item_and_follow_up_once() {
+        for jobs in [1, 2, 4] {
+            let seen = Mutex::new(Vec::new());
+            on_threads(vec![1u32, 2, 3], jobs, "test", "items", |x| {
+                if let Ok(mut v) = seen.lock() {
+                    v.push(x);
+                }
+                // Chains: x -> 10x -> 100x, the last item's chain longest.
+                if x < 100 {
+                    std::thread::sleep(std::time::Duration::from_millis(u64::from(x % 10)));
+                    vec![x * 10]
+                } else {
+                    Vec::new()
+                }
+            });
+            let mut seen = seen.into_inner().expect("no worker panicked");
+            seen.sort_unstable();
+            assert_eq!(seen, vec![1, 2, 3, 10, 20, 30, 100, 200, 300], "{jobs} threads");
+        }
     }
 
     #[test]
