@@ -34,6 +34,8 @@ use flushwise_core::TimeUs;
 pub const WHEEL_SLOTS: usize = 1 << 13;
 const SLOT_MASK: u64 = WHEEL_SLOTS as u64 - 1;
 const BITMAP_WORDS: usize = WHEEL_SLOTS / 64;
+// One bit per bitmap word in `occupied_words`.
+const _: () = assert!(BITMAP_WORDS == 128);
 /// No node: the end of a slot's list, or of the free list.
 const NIL: u32 = u32::MAX;
 
@@ -43,6 +45,9 @@ pub struct EventQueue<E> {
     tails: Vec<u32>,
     /// Bit `s` set when slot `s` holds an event.
     occupied: [u64; BITMAP_WORDS],
+    /// Bit `w` set when `occupied[w]` is not 0: sparse wheels (a disk's
+    /// milliseconds between events) are searched in two steps, not 128.
+    occupied_words: u128,
     /// The lists' nodes: an event (None once popped) and the next node.
     nodes: Vec<(Option<E>, u32)>,
     /// Nodes free for reuse, linked through their `next`.
@@ -95,6 +100,7 @@ impl<E> EventQueue<E> {
             heads: vec![NIL; WHEEL_SLOTS],
             tails: vec![NIL; WHEEL_SLOTS],
             occupied: [0; BITMAP_WORDS],
+            occupied_words: 0,
             nodes: Vec::with_capacity(1024),
             free: NIL,
             in_wheel: 0,
@@ -141,6 +147,7 @@ impl<E> EventQueue<E> {
             NIL => {
                 self.heads[s] = node;
                 self.occupied[s / 64] |= 1 << (s % 64);
+                self.occupied_words |= 1 << (s / 64);
             }
             tail => self.nodes[tail as usize].1 = node,
         }
@@ -154,24 +161,28 @@ impl<E> EventQueue<E> {
             return None;
         }
         let start = slot_of(self.now_us);
-        let (mut word, bit) = (start / 64, start % 64);
-        // The start word's bits at and after `start`, then whole words,
-        // wrapping; the start word's lower bits come last.
+        let (word, bit) = (start / 64, start % 64);
+        // The start word's slots at and after `start`; else the first
+        // occupied word after it, wrapping (back to the start word itself,
+        // whose slots before `start` are the farthest).
         let first = self.occupied[word] & (u64::MAX << bit);
         if first != 0 {
             return Some((word * 64 + first.trailing_zeros() as usize - start) as u64);
         }
-        for step in 1..=BITMAP_WORDS {
-            word = (word + 1) % BITMAP_WORDS;
-            let bits = self.occupied[word];
-            if bits != 0 {
-                let s = word * 64 + bits.trailing_zeros() as usize;
-                let distance = (s + WHEEL_SLOTS - start) % WHEEL_SLOTS;
-                debug_assert!(step < BITMAP_WORDS || distance > 0);
-                return Some(distance as u64);
-            }
-        }
-        unreachable!("in_wheel > 0 but no slot is occupied")
+        let words_after = if word + 1 < BITMAP_WORDS {
+            u128::MAX << (word + 1)
+        } else {
+            0
+        };
+        let after = self.occupied_words & words_after;
+        let w = if after != 0 {
+            after.trailing_zeros() as usize
+        } else {
+            debug_assert!(self.occupied_words != 0, "in_wheel > 0 but no slot is occupied");
+            self.occupied_words.trailing_zeros() as usize
+        };
+        let s = w * 64 + self.occupied[w].trailing_zeros() as usize;
+        Some(((s + WHEEL_SLOTS - start) % WHEEL_SLOTS) as u64)
     }
 
     pub fn pop(&mut self) -> Option<(TimeUs, E)> {
@@ -189,6 +200,9 @@ impl<E> EventQueue<E> {
                 if next == NIL {
                     self.tails[s] = NIL;
                     self.occupied[s / 64] &= !(1 << (s % 64));
+                    if self.occupied[s / 64] == 0 {
+                        self.occupied_words &= !(1 << (s / 64));
+                    }
                 }
                 self.in_wheel -= 1;
                 (t, event.expect("a wheel node holds its event until popped"))
