@@ -209,18 +209,18 @@ impl PageCleaner {
                         // ends the phase (`n_flushed == 0`: break).
                         slot.lru_chunks_left -= 1;
                         slot.lru_chunks += 1;
-                        let chunk = match slot.plan.lru_dirty_grace_us {
+                        let chunk = match slot.plan.lru_dirty_grace {
                             None => pool.lru_batch_chunk(
                                 slot.plan.lru_chunk_pages.max(1),
                                 slot.plan.lru_scan_depth,
                                 u32::MAX,
                                 LruMode::EvictToFree,
                             ),
-                            Some(grace_us) => pool.lru_batch_chunk_graced(
+                            Some(grace) => pool.lru_batch_chunk_graced(
                                 slot.plan.lru_chunk_pages.max(1),
                                 slot.plan.lru_scan_depth,
-                                now_us.saturating_sub(grace_us),
-                                (pool.frame_count() / 4).max(1),
+                                now_us.saturating_sub(grace.grace_us),
+                                grace.depth_pages,
                             ),
                         };
                         slot.report.np_lru += chunk.writes.len() as u32;

@@ -358,7 +358,7 @@ impl FlushPolicy for Db2 {
             flush_time_limit_us: None,
             flush_batch_pages: self.config.pages_per_round,
             lru_chunk_pages: LRU_CHUNK_PAGES,
-            lru_dirty_grace_us: None,
+            lru_dirty_grace: None,
             wait: WaitFor::AllWrites,
         })
     }

@@ -394,7 +394,7 @@ impl FlushPolicy for Db2Aiop {
             flush_time_limit_us: None,
             flush_batch_pages: self.config.max_pages_per_send,
             lru_chunk_pages: LRU_CHUNK_PAGES,
-            lru_dirty_grace_us: None,
+            lru_dirty_grace: None,
             wait: WaitFor::AnyWrite,
         })
     }

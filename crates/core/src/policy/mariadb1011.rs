@@ -472,7 +472,7 @@ impl Mariadb1011 {
         let depth = self.config.lru_scan_depth.min(budget);
         IterationPlan {
             lru_chunk_pages: budget,
-            lru_dirty_grace_us: None,
+            lru_dirty_grace: None,
             ..IterationPlan::innodb(depth)
         }
     }

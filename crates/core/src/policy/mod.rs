@@ -110,11 +110,20 @@ pub struct IterationPlan {
     /// ([`LRU_CHUNK_PAGES`] for InnoDB; `flushwise` sizes it to demand).
     pub lru_chunk_pages: u32,
     /// `flushwise` rule 9: the LRU phase does not write a dirty page first
-    /// accessed less than this long ago while clean pages above it, within
-    /// a quarter of the pool, can refill the free list. `None`: InnoDB's
-    /// strict LRU order.
-    pub lru_dirty_grace_us: Option<TimeUs>,
+    /// accessed less than `grace_us` ago while it lies within `depth_pages`
+    /// of the tail: clean pages above it refill the free list. `None`:
+    /// InnoDB's strict LRU order.
+    pub lru_dirty_grace: Option<DirtyGrace>,
     pub wait: WaitFor,
+}
+
+/// `flushwise` rule 9's grace for dirty pages at the LRU tail.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DirtyGrace {
+    /// A dirty page first accessed less than this long ago is passed over...
+    pub grace_us: TimeUs,
+    /// ...while it lies within this many pages of the tail.
+    pub depth_pages: u32,
 }
 
 impl IterationPlan {
@@ -127,7 +136,7 @@ impl IterationPlan {
             flush_time_limit_us: None,
             flush_batch_pages: FLUSH_BATCH_PAGES,
             lru_chunk_pages: LRU_CHUNK_PAGES,
-            lru_dirty_grace_us: None,
+            lru_dirty_grace: None,
             wait: WaitFor::AllWrites,
         }
     }

@@ -280,7 +280,7 @@ impl Mysql80 {
         let depth = self.config.lru_scan_depth;
         IterationPlan {
             lru_chunk_pages: depth,
-            lru_dirty_grace_us: None,
+            lru_dirty_grace: None,
             ..IterationPlan::innodb(depth)
         }
     }
