@@ -396,8 +396,7 @@ impl Flushwise {
 
     /// Rule 2: the free-list watermarks for the current forecast.
     fn watermarks(&mut self, ctx: &mut PolicyCtx<'_>) {
-        let frames = ctx.pool.frame_count();
-        let cap = (frames / 4).max(1);
+        let cap = out_of_lru_order_pages(ctx.pool);
         let demand_per_us = self.demand_pages_per_s / SECOND_US as f64;
         let reaction_us = REACTION_FLOOR_US as f64 + self.batch_latency_us;
         let refill_us = self.refill_us();
@@ -528,13 +527,18 @@ pub fn dirty_grace_us(pool: &BufferPool) -> TimeUs {
         .saturating_mul(DIRTY_GRACE_OLD_BLOCKS_TIMES)
 }
 
-/// Rule 9: the grace and its depth: what of a quarter of the pool the
-/// free list (up to `free_high`) leaves.
+/// Rules 2 and 9: the pages that may stand outside LRU order, free frames
+/// and graced dirty pages together: a quarter of the pool.
+pub fn out_of_lru_order_pages(pool: &BufferPool) -> u32 {
+    (pool.frame_count() / 4).max(1)
+}
+
+/// Rule 9: the grace and its depth: what of [`out_of_lru_order_pages`]
+/// the free list (up to `free_high`) leaves.
 pub fn dirty_grace(pool: &BufferPool, free_high: u32) -> DirtyGrace {
-    let quarter = (pool.frame_count() / 4).max(1);
     DirtyGrace {
         grace_us: dirty_grace_us(pool),
-        depth_pages: quarter.saturating_sub(free_high),
+        depth_pages: out_of_lru_order_pages(pool).saturating_sub(free_high),
     }
 }
 
