@@ -87,6 +87,11 @@ enum Op {
     FlushBatch {
         pages: u32,
     },
+    /// `flushwise`'s reserve (rule 2): free frames and the pages within
+    /// `depth` of the tail an LRU batch would not write.
+    Takeable {
+        depth: u32,
+    },
     FreeCheck,
     /// Hand the pools a new free-page rule (as the cleaner does).
     SetRule {
@@ -121,6 +126,7 @@ fn op(pages: u32, frames: u32) -> impl Strategy<Value = Op> {
             |(max_pages, free_target, grace_us, depth)| Op::GracedBatch { max_pages, free_target, grace_us, depth }
         ),
         2 => (1u32..10).prop_map(|pages| Op::FlushBatch { pages }),
+        2 => (0..frames + 4).prop_map(|depth| Op::Takeable { depth }),
         1 => Just(Op::FreeCheck),
         1 => (1..frames + 4, 0u8..3).prop_map(|(user_scan_depth, version)| Op::SetRule { user_scan_depth, version }),
         2 => (0..frames).prop_map(|frame| Op::Pin { frame }),
@@ -294,6 +300,9 @@ fn step(sides: &mut [Side; 2], flight: &mut Flight, op: &Op, now_us: u64) {
                 p.flush_list_batch(pages, Lsn::MAX, WriteKind::FlushList)
             });
             flight.writing.extend(writes.iter().map(|w| w.frame));
+        }
+        Op::Takeable { depth } => {
+            each(sides, "takeable without a write", |p| p.takeable_without_write(depth));
         }
         Op::FreeCheck => {
             if let FreeCheck::SyncFlush(writes) = each(sides, "redo free check", |p| p.redo_free_check()) {

@@ -324,6 +324,10 @@ pub struct WakeThresholds {
     /// Wake when a user takes a free frame and fewer than this many are
     /// left (`flushwise`'s low watermark).
     pub free_pages_below: Option<u32>,
+    /// With `free_pages_below`: also count the pages within this depth of
+    /// the LRU tail that a user takes without a write
+    /// ([`BufferPool::takeable_without_write`]); 0 counts free frames only.
+    pub takeable_depth_pages: u32,
 }
 
 /// What a user thread was held up for ([`BufferPool::note_user_stall`]).

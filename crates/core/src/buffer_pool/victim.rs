@@ -13,7 +13,7 @@ impl BufferPool {
             return self.take_free_frame_5_1(attempt);
         }
         if let Some(index) = self.free.pop() {
-            if self.wake.free_pages_below.is_some_and(|low| self.free_len() < low) {
+            if self.takeable_below_wake() {
                 self.wake_pending = true;
             }
             return Ok(index);
@@ -37,6 +37,11 @@ impl BufferPool {
                 self.free_rule.user_scan_depth
             };
             if let Some(index) = self.take_clean_victim(limit) {
+                // Only a cleaner that counts the clean tail watches these
+                // takes (InnoDB's and MariaDB's wake on the free list's).
+                if self.wake.takeable_depth_pages > 0 && self.takeable_below_wake() {
+                    self.wake_pending = true;
+                }
                 return Ok(index);
             }
             if attempt == 0 {
@@ -159,6 +164,55 @@ impl BufferPool {
             return free;
         }
         (free + self.lru_index.replaceable_near_tail(margin.search_len_pages)).min(cap)
+    }
+
+    /// What users can take without writing: the free list plus the pages
+    /// within `depth` of the LRU tail that an LRU batch would not write
+    /// (clean, or already being written), `flushwise`'s reserve (its rule
+    /// 2). Fixed clean pages count too (a user skips them; there are a few
+    /// at most). Counted from the LRU index's exact [`lru_index::LRU_FLUSHABLE`]
+    /// bits in O(log n); before the index keeps them (a pool's first graced
+    /// LRU walk starts it), only the free list counts.
+    pub fn takeable_without_write(&self, depth: u32) -> u32 {
+        let depth = depth.min(self.lru_len());
+        if depth == 0 || !self.lru_index.tracks_lru_flushable() {
+            return self.free_len();
+        }
+        #[cfg(test)]
+        if self.linear_victim_search {
+            return self.takeable_without_write_linear(depth);
+        }
+        let through = self.lru_index.place_at_rank(depth);
+        let dirty = self.lru_index.lru_flushable_through(through);
+        self.free_len() + depth - dirty
+    }
+
+    /// The reference for [`Self::takeable_without_write`]: a walk.
+    #[cfg(test)]
+    fn takeable_without_write_linear(&self, depth: u32) -> u32 {
+        let mut count = self.free_len();
+        let mut cursor = self.lru_tail();
+        let mut distance = 0;
+        while cursor != NIL && distance < depth {
+            if !self.frames[cursor as usize].flushable() {
+                count += 1;
+            }
+            distance += 1;
+            cursor = self.lru_prev(cursor);
+        }
+        count
+    }
+
+    /// Whether a user's taking a frame leaves what the cleaner watches
+    /// ([`WakeThresholds::free_pages_below`], counting the clean tail to
+    /// [`WakeThresholds::takeable_depth_pages`]) below its threshold.
+    fn takeable_below_wake(&self) -> bool {
+        let Some(low) = self.wake.free_pages_below else {
+            return false;
+        };
+        self.free_len() < low
+            && (self.wake.takeable_depth_pages == 0
+                || self.takeable_without_write(self.wake.takeable_depth_pages) < low)
     }
 
     /// The reference for [`Self::replaceable_near_tail`]: 5.1's walk.
@@ -421,6 +475,13 @@ impl BufferPool {
         grace_cutoff_us: TimeUs,
         depth: u32,
     ) -> LruChunk {
+        // Tracked in the walking reference too, so that both answer
+        // `takeable_without_write` alike from the same step on.
+        if !self.lru_index.tracks_lru_flushable() {
+            let frames = &self.frames;
+            self.lru_index
+                .track_lru_flushable(|index| frames[index as usize].victim_flags());
+        }
         #[cfg(test)]
         if self.linear_victim_search {
             return self.lru_walk(
@@ -430,11 +491,6 @@ impl BufferPool {
                 LruMode::EvictToFree,
                 Some((grace_cutoff_us, depth)),
             );
-        }
-        if !self.lru_index.tracks_lru_flushable() {
-            let frames = &self.frames;
-            self.lru_index
-                .track_lru_flushable(|index| frames[index as usize].victim_flags());
         }
         self.lru_walk_graced(max_pages, free_target, grace_cutoff_us, depth)
     }

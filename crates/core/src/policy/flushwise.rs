@@ -33,6 +33,23 @@
 //!    EXPERIMENTS.md "Session 30": hit ratio +0.005-0.028 in the small
 //!    pools, NOPM +2-7 % there, no cell below 0.987x; doubling neither
 //!    term instead left 0.006-0.025 % synchronous writes on the NVMe.)
+//!    **The reserve is what users take without a write**, not the free
+//!    list alone: free frames plus the pages within the users' scan depth
+//!    of the tail (`free_high`, at least a chunk) that an LRU batch would
+//!    not write ([`BufferPool::takeable_without_write`], from the LRU
+//!    index's dirty-page counts in O(log n)). A user that finds the free
+//!    list empty evicts such a clean page itself (MySQL 5.7's path), so the
+//!    LRU phase runs only for the shortfall of the reserve below
+//!    `free_high` and stops when the free list has grown by it; the wake-up
+//!    at `free_low`, the "go again" at the end of an iteration and a
+//!    flush-list slice's coverage count the same reserve. Why: free frames
+//!    cache nothing, and where the tail is clean (a read-mostly load) a
+//!    free list kept at `free_high` held up to a quarter of a small pool
+//!    empty. Measured over the matrix (EXPERIMENTS.md "Session 31"): 850
+//!    PRO read-mostly at 1 % 2,144 -> 2,260 NOPM (free frames 292 -> 68 of
+//!    1,263, hit ratio 0.704 -> 0.723), the disk's read-mostly and TPC-C
+//!    cells +0.4-3.6 %, NVMe read-mostly 1 % -1.0 %, every other cell
+//!    within 0.2 %.
 //! 3. **Small, frequent refills** (`refill_us`, `end_iteration`,
 //!    `wake_thresholds`). The cleaner's period is the time demand takes to
 //!    use [`REFILL_PAGES`] frames (between [`REFILL_MIN_US`] and
@@ -103,7 +120,7 @@
 //!    `dirty_grace`). The LRU phase does not write a dirty page first
 //!    accessed less than [`DIRTY_GRACE_OLD_BLOCKS_TIMES`] x
 //!    `innodb_old_blocks_time` ago while it is within the grace depth from
-//!    the tail (a quarter of the pool less `free_high`): clean pages and
+//!    the tail (half of a quarter of the pool less `free_high`): clean pages and
 //!    older dirty pages above it are taken instead
 //!    ([`BufferPool::lru_batch_chunk_graced`]); past that depth the walk is
 //!    InnoDB's. Why: when the old sublist turns over faster than
@@ -138,6 +155,20 @@
 //!    without any grace the 1-2 % pools gained 3-10 % but the 4-8 % pools
 //!    lost 7-14 %; with the shared depth the small pools gain and the large
 //!    ones, where `free_high` is ~1 % of the pool, keep their grace.
+//!    Why half of what the free list leaves ([`DIRTY_GRACE_DEPTH_DIVISOR`]):
+//!    once users take clean tail pages themselves (rule 2's reserve),
+//!    graced dirty pages at the tail are pages the reserve cannot count, so
+//!    a deep grace makes the free list make up for them. Measured with
+//!    the reserve, over the matrix and `000-exp1-ssd` (EXPERIMENTS.md
+//!    "Session 31"), against x 1 (session 30's depth): x 0 (no grace)
+//!    lost 12-34 % in the 850 PRO's read-mostly cells and 5-9 % in its
+//!    TPC-C 4-8 % cells; x 1/2 gained 0.5-1.3 % in every 850 PRO TPC-C
+//!    cell, 2.4 and 1.3 % at read-mostly 4 and 8 %, 0.1-1.6 % in
+//!    `000-exp1-ssd`, and lost 1.5 % at read-mostly 1 %. Against x 1/2:
+//!    x 1/4 lost 7 and 3 % at read-mostly 1 and 4 %, x 3/4 0.3-0.8 % in
+//!    TPC-C and read-mostly 4-8 %. The landscape is not smooth (the
+//!    read-mostly cells move 3-7 % between neighbouring depths), so the
+//!    half is the best of five measured, not an optimum derived.
 //!
 //! Users follow MySQL 5.7's free-page path except for the first scan's
 //! depth, which is `free_high` (a user that finds the free list empty may
@@ -192,6 +223,9 @@ pub const RECOVERY_BUDGET_SHARE: f64 = 0.8;
 /// Rule 9: a dirty page's grace at the LRU tail, in units of the pool's
 /// `innodb_old_blocks_time` (the wait before InnoDB makes a page young).
 pub const DIRTY_GRACE_OLD_BLOCKS_TIMES: u64 = 2;
+/// Rule 9: the grace's depth is this fraction (1 / divisor) of what the
+/// free list leaves of a quarter of the pool (measured, module docs).
+pub const DIRTY_GRACE_DEPTH_DIVISOR: u32 = 2;
 /// The learned write capacity decays toward new observations with this
 /// time constant, so a device that got slower is believed within seconds.
 pub const CAPACITY_DECAY_US: TimeUs = 5_000_000;
@@ -512,6 +546,17 @@ impl Flushwise {
         }
     }
 
+    /// Rule 2: how deep a user looks for a clean page before it waits.
+    fn user_scan_depth(&self) -> u32 {
+        self.free_high.max(LRU_CHUNK_PAGES)
+    }
+
+    /// Rule 2: what users can take without a write: free frames and the
+    /// clean pages within their scan depth of the tail.
+    fn reserve(&self, pool: &BufferPool) -> u32 {
+        pool.takeable_without_write(self.user_scan_depth())
+    }
+
     /// Rule 8: dirty pages recovery could read within half its budget.
     fn dirty_pages_limit(&self) -> u32 {
         let budget_us = self.redo_budget_us() / 2.0;
@@ -533,12 +578,13 @@ pub fn out_of_lru_order_pages(pool: &BufferPool) -> u32 {
     (pool.frame_count() / 4).max(1)
 }
 
-/// Rule 9: the grace and its depth: what of [`out_of_lru_order_pages`]
-/// the free list (up to `free_high`) leaves.
+/// Rule 9: the grace and its depth: a [`DIRTY_GRACE_DEPTH_DIVISOR`]th of
+/// what of [`out_of_lru_order_pages`] the free list (up to `free_high`)
+/// leaves.
 pub fn dirty_grace(pool: &BufferPool, free_high: u32) -> DirtyGrace {
     DirtyGrace {
         grace_us: dirty_grace_us(pool),
-        depth_pages: out_of_lru_order_pages(pool).saturating_sub(free_high),
+        depth_pages: out_of_lru_order_pages(pool).saturating_sub(free_high) / DIRTY_GRACE_DEPTH_DIVISOR,
     }
 }
 
@@ -560,17 +606,20 @@ impl FlushPolicy for Flushwise {
     fn plan(&mut self, ctx: &mut PolicyCtx<'_>) -> Plan {
         self.forecast_demand(ctx);
         self.watermarks(ctx);
-        let free = ctx.pool.free_len();
-        let shortfall = self.free_high.saturating_sub(free);
+        let reserve = self.reserve(ctx.pool);
+        let shortfall = self.free_high.saturating_sub(reserve);
         let high = self.free_high;
+        let free_target = ctx.pool.free_len() + shortfall;
         if shortfall > 0 {
             ctx.decide("refill_free_list", || {
-                format!("|free|={free} < free_high={high}: LRU phase in chunks of {LRU_CHUNK_PAGES}")
+                format!(
+                    "reserve {reserve} < free_high={high}: LRU phase to |free|={free_target} in chunks of {LRU_CHUNK_PAGES}"
+                )
             });
         }
         Plan::Flush(IterationPlan {
             lru_dirty_grace: Some(dirty_grace(ctx.pool, self.free_high)),
-            ..IterationPlan::innodb(if shortfall > 0 { high } else { 0 })
+            ..IterationPlan::innodb(if shortfall > 0 { free_target } else { 0 })
         })
     }
 
@@ -596,7 +645,7 @@ impl FlushPolicy for Flushwise {
             // slices starved the free list on the engine (`tpcc crash`,
             // 5 s bound: 6-10% synchronous writes).
             let log_full = age >= pool.redo().margins.max_modified_age_async_bytes;
-            let spare_frames = f64::from(pool.free_len().saturating_sub(self.free_low));
+            let spare_frames = f64::from(self.reserve(pool).saturating_sub(self.free_low));
             let coverage_us = spare_frames * SECOND_US as f64 / self.demand_pages_per_s.max(1.0);
             let slice_us = if log_full {
                 (FLUSH_SLICE_US * TimeUs::from(URGENT_SLICE_FACTOR)) as f64
@@ -647,7 +696,7 @@ impl FlushPolicy for Flushwise {
         self.learn_device(ctx, r);
         self.last_end_us = Some(ctx.now_us);
         self.counters_at_last_end = Some(*ctx.pool.counters());
-        let free = ctx.pool.free_len();
+        let free = self.reserve(ctx.pool);
         let wrote_flush_list = r.np_flush > 0;
         if free < self.free_low && (r.np_lru > 0 || r.lru_evicted > 0) {
             let low = self.free_low;
@@ -681,6 +730,7 @@ impl FlushPolicy for Flushwise {
         let band = self.band;
         WakeThresholds {
             free_pages_below: Some(self.free_low.max(1)),
+            takeable_depth_pages: self.user_scan_depth(),
             on_sync_replacement: true,
             redo_age_bytes: (band.start_bytes != u64::MAX)
                 .then(|| band.start_bytes + (band.target_bytes - band.start_bytes) / 2),
@@ -712,7 +762,7 @@ impl FlushPolicy for Flushwise {
             preflush_advance: PreflushAdvance::WaitForCleaner,
             ..FreePagePath::MYSQL_5_7
         };
-        Some(path.resolve(self.free_high.max(LRU_CHUNK_PAGES)))
+        Some(path.resolve(self.user_scan_depth()))
     }
 }
 
@@ -840,16 +890,62 @@ mod tests {
         assert!(old_blocks_time_us > 0);
         let grace = plan.lru_dirty_grace.expect("flushwise plans a grace");
         assert_eq!(grace.grace_us, 2 * old_blocks_time_us);
-        assert_eq!(grace.depth_pages, FRAMES / 4 - fw.free_high());
+        assert_eq!(
+            grace.depth_pages,
+            (FRAMES / 4 - fw.free_high()) / DIRTY_GRACE_DEPTH_DIVISOR
+        );
         // InnoDB's policies keep strict LRU order.
         assert_eq!(IterationPlan::innodb(100).lru_dirty_grace, None);
+    }
+
+    #[test]
+    fn rule2_the_reserve_counts_the_clean_pages_users_reach_without_a_write() {
+        let mut pool = pool();
+        miss(&mut pool, 0, FRAMES); // the free list is empty, every page clean
+                                    // The LRU index keeps the dirty pages' positions from the first
+                                    // graced walk on (an empty one here).
+        let _ = pool.lru_batch_chunk_graced(0, 0, 0, 0);
+        let mut fw = Flushwise::new(FlushwiseConfig::default());
+        fw.demand_pages_per_s = 10_000.0;
+        fw.batch_latency_us = 8_000.0;
+        fw.window_started_us = Some(0);
+        fw.window_counters = *pool.counters();
+        let (plan, rules) = with_ctx(&pool, 1, |ctx| fw.plan(ctx));
+        let Plan::Flush(plan) = plan else { panic!("{plan:?}") };
+        let depth = fw.user_scan_depth();
+        assert!(fw.free_high() > 0 && depth >= fw.free_high());
+        // A clean tail as deep as the users scan is a full reserve: no
+        // LRU phase, although no frame is free.
+        assert_eq!(pool.free_len(), 0);
+        assert_eq!(pool.takeable_without_write(depth), depth);
+        assert_eq!(plan.lru_scan_depth, 0);
+        assert!(!rules.contains(&"refill_free_list"), "{rules:?}");
+        // Dirty pages at the tail are not in it: the LRU phase makes up
+        // the difference in free frames. Pages enter at the old head, so
+        // page 0 is the tail.
+        let dirty_tail = depth - fw.free_high() + 40;
+        for p in 0..dirty_tail {
+            dirty(&mut pool, p, 10 + u64::from(p));
+        }
+        assert_eq!(pool.takeable_without_write(depth), depth - dirty_tail);
+        let (plan, rules) = with_ctx(&pool, 2, |ctx| fw.plan(ctx));
+        let Plan::Flush(plan) = plan else { panic!("{plan:?}") };
+        assert_eq!(plan.lru_scan_depth, 40);
+        assert!(rules.contains(&"refill_free_list"), "{rules:?}");
+        // The wake-up threshold counts the same pages.
+        let wake = fw.wake_thresholds(&pool);
+        assert_eq!(wake.free_pages_below, Some(fw.free_low()));
+        assert_eq!(wake.takeable_depth_pages, depth);
     }
 
     #[test]
     fn rule9_the_grace_depth_is_what_the_free_list_leaves_of_a_quarter() {
         let mut pool = pool();
         miss(&mut pool, 0, FRAMES);
-        assert_eq!(dirty_grace(&pool, 100).depth_pages, FRAMES / 4 - 100);
+        assert_eq!(
+            dirty_grace(&pool, 100).depth_pages,
+            (FRAMES / 4 - 100) / DIRTY_GRACE_DEPTH_DIVISOR
+        );
         // A free list at its cap leaves no grace: strict LRU order.
         assert_eq!(dirty_grace(&pool, FRAMES / 4).depth_pages, 0);
         // A high demand over a long batch latency raises free_high, and

@@ -752,6 +752,7 @@ impl FlushPolicy for Mariadb1011 {
             // waits, and when a taken frame leaves |free| < scan depth / 2.
             on_sync_replacement: true,
             free_pages_below: Some(self.config.lru_scan_depth / 2),
+            ..WakeThresholds::default()
         }
     }
 
