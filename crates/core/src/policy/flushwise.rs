@@ -826,6 +826,17 @@ mod tests {
         (out, log.drain().into_iter().map(|d| d.rule).collect())
     }
 
+    /// A policy that forecasts `demand_pages_per_s` over an 8-ms batch
+    /// latency, its demand window opened at `pool`'s counters.
+    fn with_demand(pool: &BufferPool, demand_pages_per_s: f64) -> Flushwise {
+        let mut fw = Flushwise::new(FlushwiseConfig::default());
+        fw.demand_pages_per_s = demand_pages_per_s;
+        fw.batch_latency_us = 8_000.0;
+        fw.window_started_us = Some(0);
+        fw.window_counters = *pool.counters();
+        fw
+    }
+
     fn iteration(flushing_time_us: TimeUs, np_lru: u32, np_flush: u32) -> IterationReport {
         IterationReport {
             flushing_time_us,
@@ -901,15 +912,12 @@ mod tests {
     #[test]
     fn rule2_the_reserve_counts_the_clean_pages_users_reach_without_a_write() {
         let mut pool = pool();
-        miss(&mut pool, 0, FRAMES); // the free list is empty, every page clean
-                                    // The LRU index keeps the dirty pages' positions from the first
-                                    // graced walk on (an empty one here).
+        // The free list is empty, every page clean.
+        miss(&mut pool, 0, FRAMES);
+        // The LRU index keeps the dirty pages' positions from the first
+        // graced walk on (an empty one here).
         let _ = pool.lru_batch_chunk_graced(0, 0, 0, 0);
-        let mut fw = Flushwise::new(FlushwiseConfig::default());
-        fw.demand_pages_per_s = 10_000.0;
-        fw.batch_latency_us = 8_000.0;
-        fw.window_started_us = Some(0);
-        fw.window_counters = *pool.counters();
+        let mut fw = with_demand(&pool, 10_000.0);
         let (plan, rules) = with_ctx(&pool, 1, |ctx| fw.plan(ctx));
         let Plan::Flush(plan) = plan else { panic!("{plan:?}") };
         let depth = fw.user_scan_depth();
@@ -963,11 +971,7 @@ mod tests {
     fn rule3_the_lru_phase_refills_to_free_high_in_chunks_sized_to_the_shortfall() {
         let mut pool = pool();
         miss(&mut pool, 0, FRAMES); // the free list is empty
-        let mut fw = Flushwise::new(FlushwiseConfig::default());
-        fw.demand_pages_per_s = 100_000.0;
-        fw.batch_latency_us = 8_000.0;
-        fw.window_started_us = Some(0);
-        fw.window_counters = *pool.counters();
+        let mut fw = with_demand(&pool, 100_000.0);
         let (plan, rules) = with_ctx(&pool, 1, |ctx| fw.plan(ctx));
         let Plan::Flush(plan) = plan else { panic!("{plan:?}") };
         assert_eq!(plan.lru_scan_depth, fw.free_high());
