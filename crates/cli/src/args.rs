@@ -284,6 +284,12 @@ pub struct LabRunArgs {
     pub dir: PathBuf,
     #[arg(long, value_enum, default_value = "table")]
     pub output: LabOutput,
+    /// `own-policy-matrix` only: run `flushwise` and the best other policy
+    /// again at seeds seed+1 .. seed+N-1 in every cell where they are within
+    /// 2 % of each other, and say whether flushwise is ahead at every seed,
+    /// behind at every seed, or a tie (writes own-policy-matrix-seeds.csv).
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub seeds: u32,
 }
 
 #[derive(Subcommand, Debug)]

@@ -176,6 +176,13 @@ pub fn run(lab: &LabRunArgs) -> Result<(), String> {
         ));
     }
     let csv_only = lab.output == LabOutput::Csv;
+    if lab.seeds != 1 && args.name != matrix::MATRIX_NAME {
+        return Err(format!(
+            "lab run {}: --seeds replicates cells of {} only",
+            args.name,
+            matrix::MATRIX_NAME
+        ));
+    }
     // `002-table4` is both a catalog entry (figure, verdicts) and a grid
     // (`sim experiment`'s table and CSV): `--output csv` asks for the grid.
     let is_grid = experiment::EXPERIMENTS.iter().any(|(n, _)| *n == args.name);
@@ -230,7 +237,7 @@ pub fn run(lab: &LabRunArgs) -> Result<(), String> {
             );
         }
         if args.name == ALL {
-            run_matrix(args, matrix::MATRIX_NAME, false)?;
+            run_matrix(args, matrix::MATRIX_NAME, false, 1)?;
             let path = figures::report(&args.out)?;
             eprintln!("wrote {}", path.display());
         }
@@ -279,7 +286,7 @@ pub fn run(lab: &LabRunArgs) -> Result<(), String> {
         return print_engine_report(&flushwise_lab::fidelity::report_text(&report), &report.files);
     }
     if args.name == matrix::MATRIX_NAME || args.name == matrix::ORACLE_NAME {
-        return run_matrix(args, &args.name, csv_only);
+        return run_matrix(args, &args.name, csv_only, lab.seeds);
     }
     let request = args.request();
     if csv_only {
@@ -300,11 +307,12 @@ fn print_results(results: &[figures::EntryResult]) -> Result<(), String> {
     Ok(())
 }
 
-fn run_matrix(args: &crate::args::ExperimentArgs, name: &str, csv_only: bool) -> Result<(), String> {
+fn run_matrix(args: &crate::args::ExperimentArgs, name: &str, csv_only: bool, seeds: u32) -> Result<(), String> {
     let report = matrix::run(&MatrixRequest {
         name: name.to_string(),
         full: args.full,
         seed: args.seed,
+        seeds,
         jobs: args.jobs,
         out: args.out.clone(),
     })?;

@@ -390,6 +390,9 @@ fn lab_list_names_the_papers_grids_the_oracle_and_the_matrix() {
     }
     let o = flushwise(&["lab", "run", "own-policy-matrx"]);
     assert_one_error_line(&o, &["own-policy-matrx", "own-policy-matrix", "oracle"]);
+    // Seed replicates are the matrix's alone.
+    let o = flushwise(&["lab", "run", "002-table4", "--seeds", "3"]);
+    assert_one_error_line(&o, &["002-table4", "--seeds", "own-policy-matrix"]);
 }
 
 #[test]

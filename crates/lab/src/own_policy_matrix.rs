@@ -76,6 +76,14 @@ pub const SYNC_FREE_PCT: f64 = 0.1;
 pub const ORACLE_SHARE_MIN: f64 = 0.97;
 /// The policy the matrix judges.
 pub const JUDGED_POLICY: &str = "flushwise";
+/// With `--seeds N`, the cells whose judged policy is within this share
+/// of the best other policy's NOPM (either side) are run again at N - 1
+/// more seeds: a difference of a few tenths of a percent can be the
+/// transaction mix's draw, not the cleaner (session 31: at the CPU limit
+/// the policies' transaction totals differ by 1-2 in 85,600).
+pub const REPLICATE_BAND: f64 = 0.02;
+/// Most seeds `--seeds` takes (each adds two runs per close cell).
+pub const MAX_SEEDS: u32 = 16;
 
 /// The three loads of the matrix.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -434,12 +442,117 @@ impl CellVerdict {
     }
 }
 
-/// A cell's outcome: every named policy's row, the oracle, the verdict.
+/// How the judged policy fared against the cell's best other policy over
+/// several seeds (`--seeds`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SeedVerdict {
+    /// NOPM >= the other's at every seed.
+    AheadEverySeed,
+    /// Ahead at some seeds, behind at others: a tie within the draw.
+    Mixed,
+    /// Below the other's at every seed.
+    BehindEverySeed,
+}
+
+impl SeedVerdict {
+    pub const fn word(self) -> &'static str {
+        match self {
+            SeedVerdict::AheadEverySeed => "ahead",
+            SeedVerdict::Mixed => "tie",
+            SeedVerdict::BehindEverySeed => "behind",
+        }
+    }
+}
+
+/// One seed of a [`SeedCheck`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct SeedPair {
+    pub seed: u64,
+    pub judged_nopm: f64,
+    pub other_nopm: f64,
+}
+
+impl SeedPair {
+    pub fn ratio(&self) -> f64 {
+        if self.other_nopm > 0.0 {
+            self.judged_nopm / self.other_nopm
+        } else {
+            0.0
+        }
+    }
+}
+
+/// The judged policy against the policy that was best at the request's
+/// seed, run at more seeds (invariant: `pairs` holds only seeds at which
+/// both runs finished, the request's seed first).
+#[derive(Clone, Debug)]
+pub struct SeedCheck {
+    pub other: String,
+    pub pairs: Vec<SeedPair>,
+}
+
+impl SeedCheck {
+    pub fn verdict(&self) -> SeedVerdict {
+        let ahead = self.pairs.iter().filter(|p| p.ratio() >= 1.0).count();
+        if ahead == self.pairs.len() {
+            SeedVerdict::AheadEverySeed
+        } else if ahead == 0 {
+            SeedVerdict::BehindEverySeed
+        } else {
+            SeedVerdict::Mixed
+        }
+    }
+
+    /// Lowest and highest per-seed ratio.
+    pub fn ratio_range(&self) -> (f64, f64) {
+        self.pairs
+            .iter()
+            .map(SeedPair::ratio)
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), r| (lo.min(r), hi.max(r)))
+    }
+
+    /// Mean NOPM of the judged policy over the other's, over the seeds.
+    pub fn mean_ratio(&self) -> f64 {
+        let judged: f64 = self.pairs.iter().map(|p| p.judged_nopm).sum();
+        let other: f64 = self.pairs.iter().map(|p| p.other_nopm).sum();
+        if other > 0.0 {
+            judged / other
+        } else {
+            0.0
+        }
+    }
+
+    /// `tie 0.997-1.002 (5)`: the verdict, the per-seed ratios' range, the seeds.
+    pub fn text(&self) -> String {
+        let (lo, hi) = self.ratio_range();
+        format!("{} {lo:.3}-{hi:.3} ({})", self.verdict().word(), self.pairs.len())
+    }
+}
+
+/// A cell's outcome: every named policy's row, the oracle, the verdict,
+/// and with `--seeds` the judged policy against the best other at more
+/// seeds where they are close.
 pub struct CellOutcome {
     pub cell: Cell,
     pub rows: Vec<CellRow>,
     pub oracle: Option<Oracle>,
     pub verdict: Option<CellVerdict>,
+    pub seed_check: Option<SeedCheck>,
+}
+
+/// Whether a cell's verdict is close enough to the best other policy to
+/// be replicated over seeds ([`REPLICATE_BAND`]).
+fn needs_replicates(verdict: &CellVerdict) -> bool {
+    (verdict.best_other_ratio - 1.0).abs() <= REPLICATE_BAND
+}
+
+/// The configuration of `policy` in `cell` at `seed`.
+fn config_at(cell: &Cell, policy: &PolicySpec, seed: u64) -> SimConfig {
+    SimConfig {
+        policy: policy.clone(),
+        seed,
+        ..cell.config.clone()
+    }
 }
 
 fn oracle_of(cell: &Cell, grid: &[PolicySpec], records: &HashMap<String, RunRecord>) -> Option<Oracle> {
@@ -504,6 +617,9 @@ pub struct MatrixRequest {
     pub name: String,
     pub full: bool,
     pub seed: u64,
+    /// Seeds in all for the close cells' replicates (1: none; see
+    /// [`REPLICATE_BAND`]): `seed`, `seed + 1`, ...
+    pub seeds: u32,
     pub jobs: Option<usize>,
     /// `results/`: writes `<name>.csv`, `<name>.svg`, `<name>/runs.csv`.
     pub out: PathBuf,
@@ -532,6 +648,17 @@ pub fn run(request: &MatrixRequest) -> Result<MatrixReport, String> {
         ORACLE_NAME => true,
         other => return Err(format!("'{other}' is not the matrix or the oracle")),
     };
+    if request.seeds == 0 || request.seeds > MAX_SEEDS {
+        return Err(format!(
+            "--seeds {}: give 1 to {MAX_SEEDS} (1 runs each cell at one seed)",
+            request.seeds
+        ));
+    }
+    if oracle_only && request.seeds > 1 {
+        return Err(format!(
+            "--seeds replicates the judged policy against the best other, which `{ORACLE_NAME}` does not run: use it with `{MATRIX_NAME}`"
+        ));
+    }
     let started = Instant::now();
     let cells = cells(request.full, request.seed)?;
     let grid = oracle_grid()?;
@@ -553,7 +680,7 @@ pub fn run(request: &MatrixRequest) -> Result<MatrixReport, String> {
         }
     }
     let runs_total = configs.len();
-    let mut notes = Vec::new();
+    let mut notes: Vec<String> = Vec::new();
     let cache = request
         .out
         .join(".cache")
@@ -583,7 +710,15 @@ pub fn run(request: &MatrixRequest) -> Result<MatrixReport, String> {
             rows,
             oracle,
             verdict,
+            seed_check: None,
         });
+    }
+    let mut runs_total = runs_total;
+    let mut runs_done = runs_done;
+    if request.seeds > 1 {
+        let (total, done) = replicate_close_cells(&mut outcomes, &named, request, jobs, &cache, &mut notes)?;
+        runs_total += total;
+        runs_done += done;
     }
 
     fs::create_dir_all(&request.out).map_err(|e| format!("cannot create {}: {e}", request.out.display()))?;
@@ -596,6 +731,12 @@ pub fn run(request: &MatrixRequest) -> Result<MatrixReport, String> {
     let csv_path = request.out.join(format!("{}.csv", request.name));
     fs::write(&csv_path, &csv).map_err(|e| format!("cannot write {}: {e}", csv_path.display()))?;
     files.push(csv_path);
+    if outcomes.iter().any(|o| o.seed_check.is_some()) {
+        let seeds_path = request.out.join(format!("{}-seeds.csv", request.name));
+        fs::write(&seeds_path, seeds_csv(&outcomes))
+            .map_err(|e| format!("cannot write {}: {e}", seeds_path.display()))?;
+        files.push(seeds_path);
+    }
     if !oracle_only {
         let svg_path = request.out.join(format!("{}.svg", request.name));
         plot::panels_svg(&svg_path, &plot_panels(&outcomes), "NOPM / tuned oracle's NOPM")?;
@@ -615,6 +756,94 @@ pub fn run(request: &MatrixRequest) -> Result<MatrixReport, String> {
         files,
         csv,
     })
+}
+
+/// `--seeds`: runs the judged policy and the cell's best other policy at
+/// the request's further seeds in every cell within [`REPLICATE_BAND`],
+/// and attaches the [`SeedCheck`]s. Returns (runs asked, runs simulated).
+fn replicate_close_cells(
+    outcomes: &mut [CellOutcome],
+    named: &[PolicySpec],
+    request: &MatrixRequest,
+    jobs: usize,
+    cache: &Path,
+    notes: &mut Vec<String>,
+) -> Result<(usize, usize), String> {
+    let spec_of = |name: &str| named.iter().find(|s| s.name() == name);
+    let seeds: Vec<u64> = (1..u64::from(request.seeds)).map(|k| request.seed + k).collect();
+    let mut configs = Vec::new();
+    for o in outcomes.iter() {
+        let Some(v) = o.verdict.as_ref().filter(|v| needs_replicates(v)) else {
+            continue;
+        };
+        for name in [JUDGED_POLICY, v.best_other.as_str()] {
+            let spec = spec_of(name).ok_or_else(|| format!("cell {}: no policy named {name}", o.cell.name))?;
+            for &seed in &seeds {
+                configs.push(config_at(&o.cell, spec, seed));
+            }
+        }
+    }
+    let total = configs.len();
+    let (records, done) = run_all(configs, jobs, cache, notes)?;
+    for o in outcomes.iter_mut() {
+        let Some(v) = o.verdict.as_ref().filter(|v| needs_replicates(v)) else {
+            continue;
+        };
+        let (Some(judged), Some(other)) = (spec_of(JUDGED_POLICY), spec_of(&v.best_other)) else {
+            continue;
+        };
+        let nopm_at = |spec: &PolicySpec, seed: u64| {
+            if seed == request.seed {
+                o.rows.iter().find(|r| r.policy == spec.name()).map(|r| r.record.nopm)
+            } else {
+                records
+                    .get(&config_at(&o.cell, spec, seed).config_hash())
+                    .map(|r| r.nopm)
+            }
+        };
+        let mut pairs = Vec::new();
+        for seed in std::iter::once(request.seed).chain(seeds.iter().copied()) {
+            match (nopm_at(judged, seed), nopm_at(other, seed)) {
+                (Some(judged_nopm), Some(other_nopm)) => pairs.push(SeedPair {
+                    seed,
+                    judged_nopm,
+                    other_nopm,
+                }),
+                _ => notes.push(format!(
+                    "cell {}: seed {seed} left out of the replicates (a run failed)",
+                    o.cell.name
+                )),
+            }
+        }
+        o.seed_check = Some(SeedCheck {
+            other: v.best_other.clone(),
+            pairs,
+        });
+    }
+    Ok((total, done))
+}
+
+/// `own-policy-matrix-seeds.csv`: per replicated cell and seed, the judged
+/// policy's NOPM against the best other's.
+fn seeds_csv(outcomes: &[CellOutcome]) -> String {
+    let mut csv = Csv::default();
+    for o in outcomes {
+        let Some(check) = &o.seed_check else { continue };
+        for pair in &check.pairs {
+            csv.push(vec![
+                ("cell".into(), o.cell.name.clone()),
+                ("policy".into(), JUDGED_POLICY.into()),
+                ("other".into(), check.other.clone()),
+                ("seed".into(), pair.seed.to_string()),
+                ("nopm".into(), format!("{:.1}", pair.judged_nopm)),
+                ("other_nopm".into(), format!("{:.1}", pair.other_nopm)),
+                ("ratio".into(), format!("{:.4}", pair.ratio())),
+                ("verdict_over_seeds".into(), check.verdict().word().into()),
+                ("commit".into(), COMMIT.into()),
+            ]);
+        }
+    }
+    csv.render()
 }
 
 fn record_columns(record: &RunRecord) -> Vec<(String, String)> {
@@ -746,7 +975,8 @@ fn plot_panels(outcomes: &[CellOutcome]) -> Vec<Panel> {
 pub fn report_table(report: &MatrixReport) -> String {
     let mut out = String::new();
     let oracle_only = report.name == ORACLE_NAME;
-    let header: Vec<String> = if oracle_only {
+    let replicated = report.outcomes.iter().any(|o| o.seed_check.is_some());
+    let mut header: Vec<String> = if oracle_only {
         ["cell", "oracle setting", "NOPM", "sync %", "io/txn", "grid min sync %"]
             .iter()
             .map(|s| s.to_string())
@@ -770,8 +1000,12 @@ pub fn report_table(report: &MatrixReport) -> String {
         .map(|s| s.to_string())
         .collect()
     };
+    if replicated {
+        header.push("vs best other, over seeds".into());
+    }
     let mut rows = Vec::new();
     let (mut pass, mut judged) = (0, 0);
+    let mut by_seed_verdict = [0usize; 3];
     let mut counts = [0usize; 4];
     for o in &report.outcomes {
         let Some(oracle) = &o.oracle else {
@@ -799,7 +1033,7 @@ pub fn report_table(report: &MatrixReport) -> String {
                 counts[2] += usize::from(v.oracle_ok());
                 counts[3] += usize::from(v.best_other_ok());
                 let mark = |ok: bool| if ok { "ok" } else { "MISS" }.to_string();
-                rows.push(vec![
+                let mut row = vec![
                     o.cell.name.clone(),
                     format!("{:.0}", j.record.nopm),
                     format!("{:.2}", j.record.sync_write_pct),
@@ -816,7 +1050,14 @@ pub fn report_table(report: &MatrixReport) -> String {
                     mark(v.sync_ok),
                     mark(v.stall_ok),
                     if v.pass() { "pass" } else { "FAIL" }.to_string(),
-                ]);
+                ];
+                if replicated {
+                    row.push(o.seed_check.as_ref().map(SeedCheck::text).unwrap_or_default());
+                }
+                if let Some(check) = &o.seed_check {
+                    by_seed_verdict[check.verdict() as usize] += 1;
+                }
+                rows.push(row);
             }
             _ => rows.push(vec![o.cell.name.clone(), "flushwise did not finish".into()]),
         }
@@ -827,6 +1068,24 @@ pub fn report_table(report: &MatrixReport) -> String {
             "\ncells passing all four criteria: {pass} of {judged}; sync <= {SYNC_FREE_PCT} % (or lowest): {}; \
              stall lowest: {}; NOPM >= {ORACLE_SHARE_MIN} x oracle: {}; NOPM >= best other: {}\n",
             counts[0], counts[1], counts[2], counts[3]
+        ));
+    }
+    if replicated {
+        let seeds = report
+            .outcomes
+            .iter()
+            .filter_map(|o| o.seed_check.as_ref())
+            .map(|c| c.pairs.len())
+            .max()
+            .unwrap_or(0);
+        out.push_str(&format!(
+            "over {seeds} seeds, the {} cells within {:.0} % of the best other: ahead at every seed {}, \
+             a tie (ahead at some, behind at others) {}, behind at every seed {}\n",
+            by_seed_verdict.iter().sum::<usize>(),
+            REPLICATE_BAND * 100.0,
+            by_seed_verdict[SeedVerdict::AheadEverySeed as usize],
+            by_seed_verdict[SeedVerdict::Mixed as usize],
+            by_seed_verdict[SeedVerdict::BehindEverySeed as usize],
         ));
     }
     out
@@ -950,5 +1209,147 @@ mod tests {
         let cache: HashMap<String, RunRecord> = run_cache::load(&path, "abc1234");
         assert_eq!(cache.len(), 1);
         assert_eq!(cache.get(&mine.config_hash), Some(&mine));
+    }
+
+    fn pair(seed: u64, judged_nopm: f64, other_nopm: f64) -> SeedPair {
+        SeedPair {
+            seed,
+            judged_nopm,
+            other_nopm,
+        }
+    }
+
+    #[test]
+    fn over_seeds_a_cell_is_ahead_behind_or_a_tie() {
+        let check = |pairs: Vec<SeedPair>| SeedCheck {
+            other: "percona56".into(),
+            pairs,
+        };
+        let ahead = check(vec![pair(1, 100.0, 100.0), pair(2, 101.0, 100.0)]);
+        assert_eq!(
+            ahead.verdict(),
+            SeedVerdict::AheadEverySeed,
+            "equal NOPM counts as not behind"
+        );
+        let behind = check(vec![pair(1, 99.0, 100.0), pair(2, 98.0, 100.0), pair(3, 99.5, 100.0)]);
+        assert_eq!(behind.verdict(), SeedVerdict::BehindEverySeed);
+        assert_eq!(behind.ratio_range(), (0.98, 0.995));
+        assert_eq!(behind.text(), "behind 0.980-0.995 (3)");
+        let tie = check(vec![pair(1, 99.9, 100.0), pair(2, 200.2, 200.0)]);
+        assert_eq!(tie.verdict(), SeedVerdict::Mixed);
+        assert!((tie.mean_ratio() - 300.1 / 300.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn only_cells_within_the_band_of_the_best_other_are_replicated() {
+        let verdict = |best_other_ratio: f64| CellVerdict {
+            sync_ok: true,
+            stall_ok: true,
+            oracle_ratio: 1.0,
+            best_other_ratio,
+            best_other: "db2".into(),
+        };
+        for (ratio, close) in [(0.985, true), (1.0, true), (1.019, true), (0.97, false), (1.05, false)] {
+            assert_eq!(needs_replicates(&verdict(ratio)), close, "{ratio}");
+        }
+    }
+
+    #[test]
+    fn seeds_out_of_range_or_with_the_oracle_alone_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let request = |name: &str, seeds: u32| MatrixRequest {
+            name: name.into(),
+            full: false,
+            seed: 1,
+            seeds,
+            jobs: Some(1),
+            out: dir.path().to_path_buf(),
+        };
+        let Err(e) = run(&request(MATRIX_NAME, 0)) else {
+            panic!("0 seeds accepted")
+        };
+        assert!(e.contains("--seeds 0"), "{e}");
+        let Err(e) = run(&request(MATRIX_NAME, MAX_SEEDS + 1)) else {
+            panic!("too many seeds accepted")
+        };
+        assert!(e.contains(&MAX_SEEDS.to_string()), "{e}");
+        let Err(e) = run(&request(ORACLE_NAME, 3)) else {
+            panic!("seeds with the oracle accepted")
+        };
+        assert!(e.contains(MATRIX_NAME), "{e}");
+    }
+
+    /// The replicate path on a real, shortened cell: both policies run at
+    /// the further seeds, the first seed comes from the cell's own rows, and
+    /// a second pass takes every replicate from the cache.
+    #[test]
+    fn a_close_cell_is_replicated_at_the_further_seeds_and_cached() {
+        let mut cell = cells(false, 1)
+            .unwrap()
+            .into_iter()
+            .find(|c| c.name == "nvme-generic/tpcc-in-memory/redo-2pct")
+            .unwrap();
+        cell.config.warmup_us = 0;
+        cell.config.duration_us = 2 * SECOND_US;
+        cell.config.report_interval_us = 2 * SECOND_US;
+        let rows = vec![
+            record(JUDGED_POLICY, 1000.0, 0.0, 0.0),
+            record("mysql56", 990.0, 0.0, 0.0),
+        ];
+        let outcome = |rows: Vec<CellRow>| CellOutcome {
+            cell: cell.clone(),
+            rows,
+            oracle: None,
+            verdict: Some(CellVerdict {
+                sync_ok: true,
+                stall_ok: true,
+                oracle_ratio: 1.0,
+                best_other_ratio: 1000.0 / 990.0,
+                best_other: "mysql56".into(),
+            }),
+            seed_check: None,
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let cache = dir.path().join("runs.jsonl");
+        let request = MatrixRequest {
+            name: MATRIX_NAME.into(),
+            full: false,
+            seed: 1,
+            seeds: 3,
+            jobs: Some(1),
+            out: dir.path().to_path_buf(),
+        };
+        let named = PolicySpec::all();
+        let mut notes = Vec::new();
+        let mut outcomes = vec![outcome(rows.clone())];
+        let (total, done) = replicate_close_cells(&mut outcomes, &named, &request, 1, &cache, &mut notes).unwrap();
+        assert_eq!((total, done), (4, 4), "two policies at seeds 2 and 3: {notes:?}");
+        let check = outcomes[0].seed_check.clone().expect("replicated");
+        assert_eq!(check.other, "mysql56");
+        assert_eq!(check.pairs.iter().map(|p| p.seed).collect::<Vec<_>>(), vec![1, 2, 3]);
+        assert_eq!(check.pairs[0], pair(1, 1000.0, 990.0), "seed 1 is the cell's own row");
+        assert!(check.pairs[1..]
+            .iter()
+            .all(|p| p.judged_nopm > 0.0 && p.other_nopm > 0.0));
+        assert_ne!(
+            check.pairs[1].judged_nopm, check.pairs[2].judged_nopm,
+            "a seed changes the run"
+        );
+        let mut again = vec![outcome(rows)];
+        let (_, done) = replicate_close_cells(&mut again, &named, &request, 1, &cache, &mut notes).unwrap();
+        // A build from an edited tree caches nothing (`run_cache::reusable`)
+        // and simulates again: the same figures, since a run is a pure
+        // function of its configuration.
+        let expected_done = if run_cache::reusable(COMMIT) { 0 } else { 4 };
+        assert_eq!(done, expected_done, "replicates cached under {COMMIT}");
+        assert_eq!(again[0].seed_check.as_ref().map(|c| c.pairs.clone()), Some(check.pairs));
+        // A cell outside the band is left alone.
+        let mut far = vec![outcome(vec![])];
+        if let Some(v) = far[0].verdict.as_mut() {
+            v.best_other_ratio = 1.2;
+        }
+        let (total, _) = replicate_close_cells(&mut far, &named, &request, 1, &cache, &mut notes).unwrap();
+        assert_eq!(total, 0);
+        assert!(far[0].seed_check.is_none());
     }
 }
