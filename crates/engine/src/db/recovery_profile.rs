@@ -32,7 +32,9 @@
 //! [`RATE_SAMPLE_MIN_BYTES`] (a few kilobytes of redo measure noise): five
 //! recoveries of one database applied 6-10 MB/s overall, slower as it aged
 //! (EXPERIMENTS.md, "The recovery bound"), so the latest alone would be
-//! optimistic.
+//! optimistic. A measured rate is believed only up to the most redo a
+//! measured recovery applied (`believed_apply_rate`): past it the redo
+//! names more pages than the pool holds and applies slower.
 //!
 //! File: `flushwise.recovery` beside the redo log, text, one sample per
 //! line: `open US` or `recovery REDO_BYTES US [PAGES READ_US APPLY_US]`,
@@ -88,6 +90,9 @@ pub struct RecoveryPlan {
     pub apply_mib_per_s: Option<f64>,
     /// Wall time per page recovery read ahead, us (slowest recent).
     pub page_read_us: Option<f64>,
+    /// The most redo a recovery that gave a rate applied, MiB: how far
+    /// the measured rate is known to hold ([`policy_costs`]).
+    pub largest_redo_mib: Option<f64>,
 }
 
 /// Where a recovery cost a policy plans with comes from.
@@ -119,9 +124,12 @@ pub fn policy_costs(
     plan: RecoveryPlan,
 ) -> Vec<(&'static str, f64, CostSource)> {
     use flushwise_core::policy::{RECOVERY_FIXED_KEY, RECOVERY_PAGE_READ_KEY, REDO_APPLY_RATE_KEY};
+    let apply = plan
+        .apply_mib_per_s
+        .map(|rate| believed_apply_rate(policy, &plan, rate));
     [
         (RECOVERY_FIXED_KEY, plan.fixed_s, 0.0),
-        (REDO_APPLY_RATE_KEY, plan.apply_mib_per_s, 0.1),
+        (REDO_APPLY_RATE_KEY, apply, 0.1),
         (RECOVERY_PAGE_READ_KEY, plan.page_read_us, 0.1),
     ]
     .into_iter()
@@ -132,6 +140,38 @@ pub fn policy_costs(
         None => (key, policy.params().f64(key), CostSource::Default),
     })
     .collect()
+}
+
+/// A measured apply rate is believed up to the most redo a measured
+/// recovery applied, not past it: the rate falls as the redo names more
+/// pages than the pool holds (the apply then evicts dirty pages to make
+/// room). Measured (EXPERIMENTS.md "Session 33", `tpcc crash
+/// --max-recovery-time 5s`, 64 MiB pool, a new database): round 1 applied
+/// 51 MB at 28.5 MiB/s, round 2 planned with that rate, was allowed 70 MB,
+/// which named five times the pool's pages, applied them at 17 MB/s and
+/// took 5.86 s. So the rate planned with is at most the one that fits the
+/// largest measured redo into the bound's redo budget (as `flushwise`
+/// computes it: `RECOVERY_BUDGET_SHARE` of the bound less the fixed part,
+/// at least a tenth of the share), and never below the policy's default:
+/// a database that has crashed once with little redo plans no faster than
+/// one never measured, and the believed size grows with each recovery.
+fn believed_apply_rate(policy: &flushwise_core::policy::PolicySpec, plan: &RecoveryPlan, measured: f64) -> f64 {
+    use flushwise_core::policy::flushwise::RECOVERY_BUDGET_SHARE;
+    use flushwise_core::policy::{MAX_RECOVERY_TIME_KEY, RECOVERY_FIXED_KEY, REDO_APPLY_RATE_KEY};
+    let Some(largest_mib) = plan.largest_redo_mib else {
+        return measured;
+    };
+    if !policy.declares(MAX_RECOVERY_TIME_KEY) || !policy.declares(REDO_APPLY_RATE_KEY) {
+        return measured;
+    }
+    let fixed_s = match plan.fixed_s {
+        Some(measured_s) if !policy.gives(RECOVERY_FIXED_KEY) => measured_s,
+        _ => policy.params().f64(RECOVERY_FIXED_KEY),
+    };
+    let share_s = policy.params().f64(MAX_RECOVERY_TIME_KEY) * RECOVERY_BUDGET_SHARE;
+    let budget_s = (share_s - fixed_s).max(share_s / 10.0);
+    let default = policy.params().f64(REDO_APPLY_RATE_KEY);
+    measured.min((largest_mib / budget_s).max(default))
 }
 
 /// The recent opens and recoveries of one database.
@@ -288,10 +328,17 @@ impl RecoveryProfile {
             .filter(|s| s.pages_read >= PAGE_SAMPLE_MIN_PAGES)
             .map(|s| s.page_reads_us as f64 / s.pages_read as f64)
             .max_by(f64::total_cmp);
+        let largest_redo_mib = self
+            .recoveries
+            .iter()
+            .filter(|s| s.redo_bytes >= RATE_SAMPLE_MIN_BYTES)
+            .map(|s| s.redo_bytes as f64 / f64::from(1u32 << 20))
+            .max_by(f64::total_cmp);
         RecoveryPlan {
             fixed_s: fixed_us.map(|us| us as f64 / 1e6),
             apply_mib_per_s: apply,
             page_read_us,
+            largest_redo_mib,
         }
     }
 
@@ -351,6 +398,56 @@ mod tests {
         p.record_recovery(10 << 20, Duration::from_secs(1), 0, Duration::ZERO, Duration::ZERO);
         assert_eq!(p.plan().apply_mib_per_s, Some(8.0));
         assert_eq!(p.plan().page_read_us, None, "no recovery read pages ahead yet");
+    }
+
+    #[test]
+    fn a_measured_rate_is_believed_up_to_the_most_redo_it_was_measured_on() {
+        use flushwise_core::policy::{PolicySpec, REDO_APPLY_RATE_KEY};
+        let rate = |spec: &str, plan: RecoveryPlan| {
+            let policy = PolicySpec::parse(spec).expect("spec");
+            policy_costs(&policy, plan)
+                .into_iter()
+                .find(|(key, _, _)| *key == REDO_APPLY_RATE_KEY)
+                .map(|(_, value, _)| value)
+        };
+        // Session 33's round 2: 49 MiB applied at 28.5 MiB/s beyond a
+        // 1.26 s fixed part. A 5 s bound's redo budget is 4 - 1.26 s, and
+        // 28.5 MiB/s over it would allow 78 MiB, past what was measured:
+        // the rate fits the 49 MiB into the budget instead.
+        let mut p = RecoveryProfile::default();
+        p.record_open(Duration::from_millis(1260));
+        p.record_recovery(
+            49 << 20,
+            Duration::from_millis(1260 + 70 + 1719),
+            3072,
+            Duration::from_millis(70),
+            Duration::from_millis(1719),
+        );
+        let plan = p.plan();
+        assert_eq!(plan.largest_redo_mib, Some(49.0));
+        let measured = plan.apply_mib_per_s.expect("a rate");
+        assert!((measured - 28.5).abs() < 0.01, "{measured}");
+        let believed = rate("flushwise:max_recovery_time_s=5", plan).expect("flushwise plans a rate");
+        assert!((believed - 49.0 / 2.74).abs() < 0.01, "{believed}");
+        // At the measured rate a 2 s bound's budget (0.34 s) allows
+        // 9.7 MiB, within what was measured: the measured rate stands.
+        let believed = rate("flushwise:max_recovery_time_s=2", plan).expect("flushwise plans a rate");
+        assert!((believed - measured).abs() < 0.01, "{believed}");
+        // A 60 s bound would believe 49 MiB / 46.7 s = 1 MiB/s: never below
+        // the default a database with no recovery plans with.
+        let believed = rate("flushwise:max_recovery_time_s=60", plan).expect("flushwise plans a rate");
+        assert_eq!(believed, 16.0);
+        // A rate slower than the default is believed as measured.
+        let slow = RecoveryPlan {
+            apply_mib_per_s: Some(8.0),
+            ..plan
+        };
+        assert_eq!(rate("flushwise:max_recovery_time_s=60", slow), Some(8.0));
+        // A rate the user gives is the user's.
+        assert_eq!(
+            rate("flushwise:max_recovery_time_s=5,redo_apply_mib_per_s=40", plan),
+            Some(40.0)
+        );
     }
 
     #[test]
