@@ -114,7 +114,9 @@
 //!    the reaction-time band there too the age sat at the target and the
 //!    rounds after the first two took 4.41-4.51 s; with the one-second band
 //!    3.44-3.91 s. (Round 2 missed the bound both ways, 6.28 and 5.86 s: it
-//!    plans with round 1's apply rate, measured on less redo.) Between
+//!    planned with round 1's apply rate, measured on less redo; the engine
+//!    now believes a measured rate only up to the redo it was measured on,
+//!    `recovery_profile::believed_apply_rate`, and five of five held.) Between
 //!    start and target the flush list is written up to `lsn = head - start`:
 //!    every iteration takes only the pages the new redo pushed past the
 //!    start, so flushing follows redo generation, early and smoothly. A
