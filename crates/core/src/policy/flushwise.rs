@@ -553,8 +553,7 @@ impl Flushwise {
     /// `recovery_fixed_s`), at least a tenth of the share (a fixed cost past
     /// the bound cannot be flushed away; the age is then kept small).
     pub fn redo_budget_us(&self) -> f64 {
-        let share_us = self.config.max_recovery_time_us as f64 * RECOVERY_BUDGET_SHARE;
-        (share_us - self.config.recovery_fixed_us).max(share_us / 10.0)
+        redo_budget_us(self.config.max_recovery_time_us as f64, self.config.recovery_fixed_us)
     }
 
     /// Rule 5 (and 7): the redo-age band now.
@@ -611,6 +610,15 @@ impl Flushwise {
         let budget_us = self.redo_budget_us() / 2.0;
         (budget_us / self.config.recovery_page_read_us.max(0.1)).min(f64::from(u32::MAX)) as u32
     }
+}
+
+/// Rule 5: the recovery budget for redo and page reads under a bound of
+/// `max_recovery_time_us` and an open's fixed cost: the bound's
+/// [`RECOVERY_BUDGET_SHARE`] less the fixed cost, at least a tenth of the
+/// share. The engine's recovery profile plans with the same budget.
+pub fn redo_budget_us(max_recovery_time_us: f64, recovery_fixed_us: f64) -> f64 {
+    let share_us = max_recovery_time_us * RECOVERY_BUDGET_SHARE;
+    (share_us - recovery_fixed_us).max(share_us / 10.0)
 }
 
 /// Rule 9: how long a dirty page read into the pool is not written by the

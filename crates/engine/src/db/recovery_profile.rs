@@ -150,13 +150,12 @@ pub fn policy_costs(
 /// 51 MB at 28.5 MiB/s, round 2 planned with that rate, was allowed 70 MB,
 /// which named five times the pool's pages, applied them at 17 MB/s and
 /// took 5.86 s. So the rate planned with is at most the one that fits the
-/// largest measured redo into the bound's redo budget (as `flushwise`
-/// computes it: `RECOVERY_BUDGET_SHARE` of the bound less the fixed part,
-/// at least a tenth of the share), and never below the policy's default:
+/// largest measured redo into the bound's redo budget (`flushwise`'s own,
+/// `policy::flushwise::redo_budget_us`), and never below the policy's default:
 /// a database that has crashed once with little redo plans no faster than
 /// one never measured, and the believed size grows with each recovery.
 fn believed_apply_rate(policy: &flushwise_core::policy::PolicySpec, plan: &RecoveryPlan, measured: f64) -> f64 {
-    use flushwise_core::policy::flushwise::RECOVERY_BUDGET_SHARE;
+    use flushwise_core::policy::flushwise::redo_budget_us;
     use flushwise_core::policy::{MAX_RECOVERY_TIME_KEY, RECOVERY_FIXED_KEY, REDO_APPLY_RATE_KEY};
     let Some(largest_mib) = plan.largest_redo_mib else {
         return measured;
@@ -168,8 +167,7 @@ fn believed_apply_rate(policy: &flushwise_core::policy::PolicySpec, plan: &Recov
         Some(measured_s) if !policy.gives(RECOVERY_FIXED_KEY) => measured_s,
         _ => policy.params().f64(RECOVERY_FIXED_KEY),
     };
-    let share_s = policy.params().f64(MAX_RECOVERY_TIME_KEY) * RECOVERY_BUDGET_SHARE;
-    let budget_s = (share_s - fixed_s).max(share_s / 10.0);
+    let budget_s = redo_budget_us(policy.params().f64(MAX_RECOVERY_TIME_KEY) * 1e6, fixed_s * 1e6) / 1e6;
     let default = policy.params().f64(REDO_APPLY_RATE_KEY);
     measured.min((largest_mib / budget_s).max(default))
 }
