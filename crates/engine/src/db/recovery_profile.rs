@@ -124,21 +124,30 @@ pub fn policy_costs(
     plan: RecoveryPlan,
 ) -> Vec<(&'static str, f64, CostSource)> {
     use flushwise_core::policy::{RECOVERY_FIXED_KEY, RECOVERY_PAGE_READ_KEY, REDO_APPLY_RATE_KEY};
-    let apply = plan
-        .apply_mib_per_s
-        .map(|rate| believed_apply_rate(policy, &plan, rate));
-    [
-        (RECOVERY_FIXED_KEY, plan.fixed_s, 0.0),
-        (REDO_APPLY_RATE_KEY, apply, 0.1),
-        (RECOVERY_PAGE_READ_KEY, plan.page_read_us, 0.1),
-    ]
-    .into_iter()
-    .filter(|(key, _, _)| policy.declares(key))
-    .map(|(key, measured, least)| match measured {
+    // Given by the user, else measured (rounded, at least `least`), else
+    // the default: one rule for every cost.
+    let resolve = |key: &'static str, measured: Option<f64>, least: f64| match measured {
         _ if policy.gives(key) => (key, policy.params().f64(key), CostSource::Given),
         Some(m) => (key, ((m * 1000.0).round() / 1000.0).max(least), CostSource::Measured),
         None => (key, policy.params().f64(key), CostSource::Default),
-    })
+    };
+    let fixed = policy
+        .declares(RECOVERY_FIXED_KEY)
+        .then(|| resolve(RECOVERY_FIXED_KEY, plan.fixed_s, 0.0));
+    let apply = plan
+        .apply_mib_per_s
+        .map(|rate| believed_apply_rate(policy, &plan, fixed.map(|(_, s, _)| s), rate));
+    [
+        fixed,
+        policy
+            .declares(REDO_APPLY_RATE_KEY)
+            .then(|| resolve(REDO_APPLY_RATE_KEY, apply, 0.1)),
+        policy
+            .declares(RECOVERY_PAGE_READ_KEY)
+            .then(|| resolve(RECOVERY_PAGE_READ_KEY, plan.page_read_us, 0.1)),
+    ]
+    .into_iter()
+    .flatten()
     .collect()
 }
 
@@ -154,19 +163,21 @@ pub fn policy_costs(
 /// `policy::flushwise::redo_budget_us`), and never below the policy's default:
 /// a database that has crashed once with little redo plans no faster than
 /// one never measured, and the believed size grows with each recovery.
-fn believed_apply_rate(policy: &flushwise_core::policy::PolicySpec, plan: &RecoveryPlan, measured: f64) -> f64 {
+/// `fixed_s` is the open's fixed part as [`policy_costs`] resolved it.
+fn believed_apply_rate(
+    policy: &flushwise_core::policy::PolicySpec,
+    plan: &RecoveryPlan,
+    fixed_s: Option<f64>,
+    measured: f64,
+) -> f64 {
     use flushwise_core::policy::flushwise::redo_budget_us;
-    use flushwise_core::policy::{MAX_RECOVERY_TIME_KEY, RECOVERY_FIXED_KEY, REDO_APPLY_RATE_KEY};
-    let Some(largest_mib) = plan.largest_redo_mib else {
+    use flushwise_core::policy::{MAX_RECOVERY_TIME_KEY, REDO_APPLY_RATE_KEY};
+    let (Some(largest_mib), Some(fixed_s)) = (plan.largest_redo_mib, fixed_s) else {
         return measured;
     };
     if !policy.declares(MAX_RECOVERY_TIME_KEY) || !policy.declares(REDO_APPLY_RATE_KEY) {
         return measured;
     }
-    let fixed_s = match plan.fixed_s {
-        Some(measured_s) if !policy.gives(RECOVERY_FIXED_KEY) => measured_s,
-        _ => policy.params().f64(RECOVERY_FIXED_KEY),
-    };
     let budget_s = redo_budget_us(policy.params().f64(MAX_RECOVERY_TIME_KEY) * 1e6, fixed_s * 1e6) / 1e6;
     let default = policy.params().f64(REDO_APPLY_RATE_KEY);
     measured.min((largest_mib / budget_s).max(default))
