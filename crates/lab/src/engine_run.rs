@@ -25,6 +25,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use flushwise_core::{Decision, PoolCounters, RedoMargins};
+use flushwise_engine::buffer::{thread_core_mutex_wait_ns, thread_page_latch_wait_ns};
 use flushwise_engine::buffer::{MetricsSnapshot, ReadSplitTimes};
 use flushwise_engine::db::{thread_commit_wait_ns, thread_lock_wait_ns, Database, DbOptions};
 use flushwise_engine::sched::thread_sched_ns;
@@ -188,6 +189,9 @@ thread_local! {
     static ATTEMPT_LOCK_WAIT_START_NS: Cell<u64> = const { Cell::new(0) };
     /// The thread's time waiting for the log at commit at the attempt's begin.
     static ATTEMPT_COMMIT_WAIT_START_NS: Cell<u64> = const { Cell::new(0) };
+    /// The thread's time blocked on the core mutex and on page latches at
+    /// the attempt's begin.
+    static ATTEMPT_LATCH_WAIT_START_NS: Cell<(u64, u64)> = const { Cell::new((0, 0)) };
     /// The thread's time runnable without a core at the current attempt's
     /// begin (`None`: the kernel does not say).
     static ATTEMPT_RUN_DELAY_START_NS: Cell<Option<u64>> = const { Cell::new(None) };
@@ -213,6 +217,10 @@ struct CpuTally {
     wall_ns: [AtomicU64; 5],
     /// Time waiting at commit for the log, per type, ns.
     commit_wait_ns: [AtomicU64; 5],
+    /// Time blocked on the buffer pool's core mutex, per type, ns.
+    core_mutex_wait_ns: [AtomicU64; 5],
+    /// Time blocked on page latches, per type, ns.
+    page_latch_wait_ns: [AtomicU64; 5],
     attempts: [AtomicU64; 5],
     /// The process's CPU when the first attempt of the measured window
     /// began (0: not yet), ns.
@@ -264,6 +272,12 @@ impl CpuTally {
                         commit_wait_us_mean: Some(
                             self.commit_wait_ns[i].load(Ordering::Relaxed) as f64 / 1e3 / attempts as f64,
                         ),
+                        core_mutex_wait_us_mean: Some(
+                            self.core_mutex_wait_ns[i].load(Ordering::Relaxed) as f64 / 1e3 / attempts as f64,
+                        ),
+                        page_latch_wait_us_mean: Some(
+                            self.page_latch_wait_ns[i].load(Ordering::Relaxed) as f64 / 1e3 / attempts as f64,
+                        ),
                     })
                 })
                 .collect(),
@@ -308,6 +322,7 @@ impl TxnObserver for RunObserver {
             ATTEMPT_CPU_START_NS.with(|c| c.set(thread_cpu_ns()));
             ATTEMPT_LOCK_WAIT_START_NS.with(|c| c.set(thread_lock_wait_ns()));
             ATTEMPT_COMMIT_WAIT_START_NS.with(|c| c.set(thread_commit_wait_ns()));
+            ATTEMPT_LATCH_WAIT_START_NS.with(|c| c.set((thread_core_mutex_wait_ns(), thread_page_latch_wait_ns())));
             ATTEMPT_RUN_DELAY_START_NS.with(|c| c.set(thread_sched_ns().map(|s| s.run_delay_ns)));
             ATTEMPT_START.with(|c| c.set(Some(Instant::now())));
             if cpu.measuring.load(Ordering::Relaxed) && cpu.process_start_ns.load(Ordering::Relaxed) == 0 {
@@ -329,6 +344,15 @@ impl TxnObserver for RunObserver {
                 cpu.lock_wait_ns[i].fetch_add(locked, Ordering::Relaxed);
                 let committing = thread_commit_wait_ns().saturating_sub(ATTEMPT_COMMIT_WAIT_START_NS.with(Cell::get));
                 cpu.commit_wait_ns[i].fetch_add(committing, Ordering::Relaxed);
+                let (mutex_start, latch_start) = ATTEMPT_LATCH_WAIT_START_NS.with(Cell::get);
+                cpu.core_mutex_wait_ns[i].fetch_add(
+                    thread_core_mutex_wait_ns().saturating_sub(mutex_start),
+                    Ordering::Relaxed,
+                );
+                cpu.page_latch_wait_ns[i].fetch_add(
+                    thread_page_latch_wait_ns().saturating_sub(latch_start),
+                    Ordering::Relaxed,
+                );
                 if let (Some(start), Some(now)) = (ATTEMPT_RUN_DELAY_START_NS.with(Cell::get), thread_sched_ns()) {
                     cpu.core_wait_ns[i].fetch_add(now.run_delay_ns.saturating_sub(start), Ordering::Relaxed);
                     cpu.core_wait_attempts[i].fetch_add(1, Ordering::Relaxed);
@@ -771,6 +795,12 @@ pub fn run(
         read_split: read_split_figures(&end.read_split.since(&baseline_reads)),
         core_wait_us_per_txn: cpu.as_ref().and_then(|c| c.core_wait_us_per_txn()),
         commit_wait_us_per_txn: cpu.as_ref().and_then(|c| c.commit_wait_us_per_txn()),
+        core_mutex_wait_us_per_txn: cpu
+            .as_ref()
+            .and_then(|c| per_attempt_us(&c.core_mutex_wait_ns, &c.attempts)),
+        page_latch_wait_us_per_txn: cpu
+            .as_ref()
+            .and_then(|c| per_attempt_us(&c.page_latch_wait_ns, &c.attempts)),
         log_synced_write_us_mean: {
             let syncs = redo_end.log_syncs.saturating_sub(baseline_redo.log_syncs);
             let ns = redo_end.synced_batch_ns.saturating_sub(baseline_redo.synced_batch_ns);

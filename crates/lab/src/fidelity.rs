@@ -487,7 +487,7 @@ pub fn run(
                 // Traces are large; the CPU costs beside them stay.
                 std::fs::remove_file(&trace).map_err(|e| format!("{}: cannot remove: {e}", trace.display()))?;
                 progress(&format!(
-                    "  NOPM {:.0} / {:.0}, sync writes {:.1} / {:.1} %, dirty {:.1} / {:.1} %, synced log write {} / {} us (engine / replay), engine lock waits {lock_wait_us_per_txn:.0} us per txn{}",
+                    "  NOPM {:.0} / {:.0}, sync writes {:.1} / {:.1} %, dirty {:.1} / {:.1} %, synced log write {} / {} us (engine / replay), engine lock waits {lock_wait_us_per_txn:.0}, core mutex {}, page latches {} us per txn{}",
                     engine.figures.nopm,
                     replay.figures.nopm,
                     engine.figures.sync_write_pct,
@@ -496,6 +496,8 @@ pub fn run(
                     replay.dirty_pct_avg,
                     us_or_dash(engine.log_synced_write_us_mean),
                     us_or_dash(replay.log_synced_write_us_mean),
+                    us_or_dash(engine.core_mutex_wait_us_per_txn),
+                    us_or_dash(engine.page_latch_wait_us_per_txn),
                     if replay.partial {
                         format!(
                             "; the replay ran out of trace {:.1} s into its window",
@@ -577,6 +579,12 @@ fn runs_csv_text(runs: &[FidelityRun], seed: u64) -> String {
             ("core_wait_us_per_txn", |r: &RunResult| r.core_wait_us_per_txn),
             ("commit_wait_us_per_txn", |r: &RunResult| r.commit_wait_us_per_txn),
             ("log_synced_write_us_mean", |r: &RunResult| r.log_synced_write_us_mean),
+            ("core_mutex_wait_us_per_txn", |r: &RunResult| {
+                r.core_mutex_wait_us_per_txn
+            }),
+            ("page_latch_wait_us_per_txn", |r: &RunResult| {
+                r.page_latch_wait_us_per_txn
+            }),
         ] {
             row.push((format!("engine_{key}"), optional(of(&r.engine))));
             row.push((format!("replay_{key}"), optional(of(&r.replay))));

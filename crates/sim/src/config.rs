@@ -129,6 +129,13 @@ pub struct CpuCosts {
     /// its start, on no core and holding no page (issue #18). `None`: no
     /// wait (the model before it was measured).
     pub lock_wait_us_by_type: Option<[u32; TxnType::SLOTS]>,
+    /// An engine run's measured time blocked on its buffer pool's core
+    /// mutex and on page latches per transaction of each type, µs,
+    /// charged beside the key-lock wait (after the transaction's start
+    /// CPU, on no core, holding no page): the model's core decisions take
+    /// no time and its pages have no latches (issue #18). `None`: no
+    /// wait (files written before it was measured; the model's own costs).
+    pub latch_wait_us_by_type: Option<[u32; TxnType::SLOTS]>,
     /// Where a transaction's CPU (`txn_us`, `txn_us_by_type`) is spent.
     /// `false`: all of it at its start, one burst (the model's default
     /// costs, which are an estimate of SQL-layer work). `true`: spread
@@ -149,6 +156,7 @@ impl Default for CpuCosts {
             txn_us_by_type: None,
             background_us_per_txn: 0,
             lock_wait_us_by_type: None,
+            latch_wait_us_by_type: None,
             txn_cpu_along_fixes: false,
         }
     }
@@ -170,6 +178,9 @@ impl std::fmt::Debug for CpuCosts {
         }
         if let Some(by_type) = &self.lock_wait_us_by_type {
             d.field("lock_wait_us_by_type", by_type);
+        }
+        if let Some(by_type) = &self.latch_wait_us_by_type {
+            d.field("latch_wait_us_by_type", by_type);
         }
         if self.txn_cpu_along_fixes {
             d.field("txn_cpu_along_fixes", &true);
@@ -235,6 +246,17 @@ pub struct MeasuredTxnCpu {
     /// and its device); recorded to account for the engine's time.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub commit_wait_us_mean: Option<f64>,
+    /// Time blocked acquiring the buffer pool's core mutex per attempt,
+    /// µs (`engine::buffer::latch_wait`). Not charged by the replay (its
+    /// core decisions take no time); recorded to account for the
+    /// engine's. Absent in files written before it was measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub core_mutex_wait_us_mean: Option<f64>,
+    /// Time blocked acquiring page latches per attempt, µs (another
+    /// thread's read of the page, a user holding it exclusively, a
+    /// cleaner copying it). Not charged by the replay; recorded likewise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub page_latch_wait_us_mean: Option<f64>,
 }
 
 impl MeasuredCpuCosts {
@@ -266,6 +288,8 @@ impl MeasuredCpuCosts {
         let mut by_type = [None; TxnType::SLOTS];
         let mut lock_wait_by_type = [0u32; TxnType::SLOTS];
         let mut lock_waits_measured = false;
+        let mut latch_wait_by_type = [0u32; TxnType::SLOTS];
+        let mut latch_waits_measured = false;
         let (mut sum, mut attempts) = (0.0, 0u64);
         for t in &self.txn_types {
             let slot = crate::live::TXN_TYPES
@@ -289,6 +313,18 @@ impl MeasuredCpuCosts {
                 lock_wait_by_type[slot] = wait.round() as u32;
                 lock_waits_measured = true;
             }
+            for (name, wait) in [
+                ("core_mutex_wait_us_mean", t.core_mutex_wait_us_mean),
+                ("page_latch_wait_us_mean", t.page_latch_wait_us_mean),
+            ] {
+                if let Some(wait) = wait {
+                    if !(wait.is_finite() && wait >= 0.0) {
+                        return Err(format!("{}: `{name}` must be finite and >= 0", t.txn_type));
+                    }
+                    latch_wait_by_type[slot] = latch_wait_by_type[slot].saturating_add(wait.round() as u32);
+                    latch_waits_measured = true;
+                }
+            }
             sum += t.cpu_us_mean * t.attempts as f64;
             attempts += t.attempts;
         }
@@ -308,6 +344,7 @@ impl MeasuredCpuCosts {
             txn_us_by_type: Some(by_type.map(|c| c.unwrap_or(mean))),
             background_us_per_txn: background,
             lock_wait_us_by_type: lock_waits_measured.then_some(lock_wait_by_type),
+            latch_wait_us_by_type: latch_waits_measured.then_some(latch_wait_by_type),
             txn_cpu_along_fixes: true,
         })
     }
@@ -324,6 +361,12 @@ impl CpuCosts {
     pub fn lock_wait_us_of(&self, txn_type: TxnType) -> u32 {
         self.lock_wait_us_by_type.map_or(0, |by| by[txn_type.slot()])
     }
+
+    /// The measured core-mutex and page-latch wait a transaction of
+    /// `txn_type` is held up at its start (0 when none was measured).
+    pub fn latch_wait_us_of(&self, txn_type: TxnType) -> u32 {
+        self.latch_wait_us_by_type.map_or(0, |by| by[txn_type.slot()])
+    }
 }
 
 impl CpuCosts {
@@ -337,6 +380,7 @@ impl CpuCosts {
             txn_us_by_type: None,
             background_us_per_txn: 0,
             lock_wait_us_by_type: None,
+            latch_wait_us_by_type: None,
             txn_cpu_along_fixes: false,
         }
     }
@@ -576,6 +620,8 @@ mod tests {
             core_wait_us_mean: None,
             wall_us_mean: None,
             commit_wait_us_mean: None,
+            core_mutex_wait_us_mean: None,
+            page_latch_wait_us_mean: None,
         };
         let measured = MeasuredCpuCosts {
             background_cpu_us_per_txn: None,
@@ -620,6 +666,28 @@ mod tests {
         );
         with_waits.txn_types[0].lock_wait_us_mean = Some(f64::NAN);
         assert!(with_waits.to_costs().unwrap_err().contains("lock_wait_us_mean"));
+        // The core mutex's and the page latches' waits add up per type, apart
+        // from the key locks', and only files that measured them carry them.
+        assert_eq!(costs.latch_wait_us_of(TxnType::NewOrder), 0);
+        assert!(
+            !format!("{costs:?}").contains("latch_wait"),
+            "old files keep their hashes"
+        );
+        let mut latched = measured.clone();
+        latched.txn_types[0].core_mutex_wait_us_mean = Some(120.4);
+        latched.txn_types[0].page_latch_wait_us_mean = Some(80.2);
+        latched.txn_types[1].page_latch_wait_us_mean = Some(0.0);
+        let latches = latched.to_costs().unwrap();
+        assert_eq!(latches.latch_wait_us_of(TxnType::NewOrder), 200);
+        assert_eq!(latches.latch_wait_us_of(TxnType::StockLevel), 0);
+        assert_eq!(
+            latches.lock_wait_us_of(TxnType::NewOrder),
+            0,
+            "no key-lock wait measured"
+        );
+        assert!(format!("{latches:?}").contains("latch_wait_us_by_type"));
+        latched.txn_types[1].core_mutex_wait_us_mean = Some(-3.0);
+        assert!(latched.to_costs().unwrap_err().contains("core_mutex_wait_us_mean"));
         let negative = MeasuredCpuCosts {
             background_cpu_us_per_txn: Some(-1.0),
             ..measured.clone()

@@ -390,6 +390,14 @@ pub struct RunResult {
     /// `commit_durability` (with `--trace` only), the simulator's agents
     /// from the commit to the end of the log write that covers it.
     pub commit_wait_us_per_txn: Option<f64>,
+    /// Time a transaction's thread was blocked acquiring the buffer pool's
+    /// core mutex, per attempt, µs (engine only, with `--trace`; the
+    /// simulator's core decisions take no time, so `None` there).
+    pub core_mutex_wait_us_per_txn: Option<f64>,
+    /// Time a transaction's thread was blocked acquiring page latches, per
+    /// attempt, µs (engine only, with `--trace`; the simulator has no page
+    /// latches, so `None` there).
+    pub page_latch_wait_us_per_txn: Option<f64>,
     /// Mean wall time of a log write that ends in an fsync (a group
     /// commit's time on the device), µs: the engine's redo writer around
     /// its writes and `fdatasync`, the simulator's log device model plus

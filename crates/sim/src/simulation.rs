@@ -19,10 +19,12 @@
 //! - an agent's buffer hits are applied when its CPU burst starts, and the
 //!   burst's time is spent before its next blocking operation (a miss, a
 //!   synchronous write, a commit), which happens at the right virtual time;
-//! - page latches and row locks are not modelled; a replay given an
-//!   engine run's measured key-lock waits (`CpuCosts::lock_wait_us_by_type`)
-//!   holds each transaction up that long at its start, whatever the
-//!   contention of the replayed run would have been;
+//! - page latches, row locks and the time a core decision holds the
+//!   pool's mutex are not modelled; a replay given an engine run's
+//!   measured key-lock waits (`CpuCosts::lock_wait_us_by_type`) and its
+//!   core-mutex and page-latch waits (`latch_wait_us_by_type`) holds each
+//!   transaction up that long at its start, whatever the contention of the
+//!   replayed run would have been;
 //! - the WAL rule holds before a page write: a write batch whose newest
 //!   page LSN is not durable yet waits for the log write that makes it so
 //!   (one is started if none is in flight), as the engine's batches do
@@ -913,12 +915,13 @@ impl Simulation {
                     };
                     ag.cpu_per_fix_us = per_fix_us;
                     cpu += at_begin_us;
-                    let lock_wait_us = u64::from(costs.lock_wait_us_of(txn_type));
-                    if lock_wait_us > 0 {
-                        // The engine's measured key-lock waits (no lock is
-                        // modelled): after the transaction's CPU, on no
-                        // core, holding no page.
-                        self.spend_cpu_then_wait(a, now, cpu, lock_wait_us);
+                    let wait_us =
+                        u64::from(costs.lock_wait_us_of(txn_type)) + u64::from(costs.latch_wait_us_of(txn_type));
+                    if wait_us > 0 {
+                        // The engine's measured key-lock, core-mutex and
+                        // page-latch waits (none is modelled): after the
+                        // transaction's CPU, on no core, holding no page.
+                        self.spend_cpu_then_wait(a, now, cpu, wait_us);
                         return Ok(());
                     }
                 }
@@ -1558,6 +1561,8 @@ impl Simulation {
             log_synced_write_us_mean: (self.samples.log_writes > 0)
                 .then(|| self.samples.log_write_us_sum as f64 / self.samples.log_writes as f64),
             commit_wait_us_per_txn: Some(self.samples.commit_wait_us_sum as f64 / txns.total().max(1) as f64),
+            core_mutex_wait_us_per_txn: None,
+            page_latch_wait_us_per_txn: None,
             core_wait_us_per_txn: self
                 .cpu
                 .as_ref()

@@ -431,6 +431,35 @@ fn lock_waits_hold_a_transaction_up_without_taking_a_core() {
     );
 }
 
+/// The engine's measured core-mutex and page-latch waits are charged where
+/// its key-lock waits are: a replay with 1,500 us of each kind is the run
+/// with 3,000 us of key-lock waits, to the transaction, and slower than
+/// the run with none.
+#[test]
+fn latch_waits_are_charged_beside_lock_waits() {
+    let cfg = |lock_us: u32, latch_us: u32| SimConfig {
+        cpu_cores: 1,
+        connections: 2,
+        buffer_pool_bytes: 64 << 20,
+        costs: flushwise_sim::config::CpuCosts {
+            lock_wait_us_by_type: (lock_us > 0).then_some([lock_us; flushwise_trace::TxnType::SLOTS]),
+            latch_wait_us_by_type: (latch_us > 0).then_some([latch_us; flushwise_trace::TxnType::SLOTS]),
+            ..flushwise_sim::config::CpuCosts::default()
+        },
+        ..small("percona56", 2)
+    };
+    let (split, _) = run(cfg(1_500, 1_500));
+    let (locks_only, _) = run(cfg(3_000, 0));
+    let (none, _) = run(cfg(0, 0));
+    assert_eq!(split.transactions, locks_only.transactions);
+    assert!(
+        split.transactions < none.transactions,
+        "{} vs {} transactions",
+        split.transactions,
+        none.transactions
+    );
+}
+
 /// Issue #18: a read's latency, call to return, is the device's plus the
 /// agent's wait for a core after it. One connection never waits for a
 /// core; eight on one core wait after their reads, and the parts add up.

@@ -38,6 +38,7 @@ use flushwise_core::{
 use parking_lot::{Condvar, Mutex, RwLock};
 
 use super::hit_path::{Gate, HitPath};
+use super::latch_wait::{CoreMutex, FrameLatch};
 use super::metrics::{MetricsSnapshot, PageIoCounts, ReadSplitTimes};
 use super::{redo_apply, BufferError, Result};
 use crate::page::{self, PageSize, PageType};
@@ -125,19 +126,6 @@ impl Default for ShellConfig {
     }
 }
 
-/// A frame's page latch, alone on its cache line: threads latching
-/// neighbouring frames do not share one.
-#[repr(align(64))]
-pub(crate) struct FrameLatch(RwLock<AlignedBuf>);
-
-impl std::ops::Deref for FrameLatch {
-    type Target = RwLock<AlignedBuf>;
-
-    fn deref(&self) -> &RwLock<AlignedBuf> {
-        &self.0
-    }
-}
-
 /// A lower bound the layer above puts on checkpoints: the shell never
 /// checkpoints past the LSN it returns (`None`: no bound now). The
 /// transaction layer uses it to keep the redo of every unfinished
@@ -177,7 +165,7 @@ pub(crate) struct Inner {
     pub page_size: PageSize,
     origin: Instant,
     pub frames: Box<[FrameLatch]>,
-    pub core: Mutex<Core>,
+    pub core: CoreMutex<Core>,
     /// The hit fast path, if `config.hit_fast_path`.
     pub hit_path: Option<Arc<HitPath>>,
     /// Signalled (under `core`) on read and write completions.
@@ -318,13 +306,13 @@ impl Inner {
             cleaner.enable_iteration_records();
         }
         let frames = (0..config.frames)
-            .map(|_| FrameLatch(RwLock::new(AlignedBuf::zeroed(page_size.bytes()))))
+            .map(|_| FrameLatch::new(AlignedBuf::zeroed(page_size.bytes())))
             .collect();
         Ok(Arc::new(Inner {
             page_size,
             origin: Instant::now(),
             frames,
-            core: Mutex::new(Core { pool, cleaner }),
+            core: CoreMutex::new(Core { pool, cleaner }),
             hit_path,
             io_cv: Condvar::new(),
             flush_order: Mutex::new(()),

@@ -56,6 +56,7 @@ mod background;
 pub(crate) mod hit_path;
 mod hit_table;
 mod inner;
+pub mod latch_wait;
 pub mod metrics;
 pub mod page_diff;
 pub mod redo_apply;
@@ -65,6 +66,7 @@ pub mod space_store;
 use std::path::PathBuf;
 
 pub use inner::{CheckpointFloor, ShellConfig};
+pub use latch_wait::{thread_core_mutex_wait_ns, thread_page_latch_wait_ns};
 pub use metrics::{MetricsSnapshot, PageIoCounts, ReadSplitTimes};
 pub use redo_apply::{apply_redo_record, ApplyOutcome, RedoApplyError};
 pub use shell::{BufferPoolShell, ReadAheadWindow};
