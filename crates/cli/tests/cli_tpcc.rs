@@ -152,6 +152,10 @@ fn prepare_run_with_trace_check_and_export_on_one_warehouse() {
             result["core_wait_us_per_txn"].as_f64().is_some_and(|w| w >= 0.0),
             "{result}"
         );
+        assert!(
+            result["core_mutex_wait_us_per_txn"].as_f64().is_some_and(|w| w >= 0.0),
+            "{result}"
+        );
     }
     assert_eq!(result["redo_bytes"].as_u64(), Some(48 << 20), "{result}");
     let latency = result["latency"].as_array().unwrap();
@@ -557,6 +561,19 @@ fn compare_small_run_prints_json_only_and_writes_decisions() {
     );
     assert_eq!(lines[0]["policy"], "mysql56");
     assert_eq!(lines[1]["policy"], "self-tuning");
+    // Without a trace every run still reports the waits kept as running
+    // totals (issue #18): commit, the core mutex, page latches; the ones
+    // that need a system call per transaction only with --trace.
+    for r in &lines {
+        for key in [
+            "commit_wait_us_per_txn",
+            "core_mutex_wait_us_per_txn",
+            "page_latch_wait_us_per_txn",
+        ] {
+            assert!(r[key].as_f64().is_some_and(|w| w >= 0.0), "{key}: {r}");
+        }
+        assert!(r["core_wait_us_per_txn"].is_null(), "{r}");
+    }
     let stderr = text(&o.stderr);
     assert!(stderr.contains("regime: pool"), "{stderr}");
     assert!(stderr.contains("conditions 1,2,3"), "{stderr}");

@@ -204,6 +204,12 @@ thread_local! {
 #[derive(Default)]
 struct CpuTally {
     measuring: Arc<AtomicBool>,
+    /// With a trace: also each attempt's thread CPU, its wait for a core
+    /// (a schedstat read) and its wall time. Without one only the waits
+    /// kept as thread-local running totals are tallied (key locks, commit,
+    /// core mutex, page latches: no system call per transaction), so every
+    /// run reports them.
+    full: bool,
     ns: [AtomicU64; 5],
     /// Time blocked on key locks, per type, ns (not CPU: the replay
     /// charges it as a wait, issue #18).
@@ -306,7 +312,7 @@ pub fn cpu_costs_path(trace: &Path) -> PathBuf {
 /// tests, prints each acknowledged New-Order.
 struct RunObserver {
     recorder: Option<Arc<TraceRecorder>>,
-    cpu: Option<Arc<CpuTally>>,
+    cpu: Arc<CpuTally>,
     print_new_orders: bool,
 }
 
@@ -318,29 +324,28 @@ impl TxnObserver for RunObserver {
         if let Some(r) = &self.recorder {
             r.txn_begin(terminal, trace_type(kind));
         }
-        if let Some(cpu) = &self.cpu {
-            ATTEMPT_CPU_START_NS.with(|c| c.set(thread_cpu_ns()));
-            ATTEMPT_LOCK_WAIT_START_NS.with(|c| c.set(thread_lock_wait_ns()));
-            ATTEMPT_COMMIT_WAIT_START_NS.with(|c| c.set(thread_commit_wait_ns()));
-            ATTEMPT_LATCH_WAIT_START_NS.with(|c| c.set((thread_core_mutex_wait_ns(), thread_page_latch_wait_ns())));
-            ATTEMPT_RUN_DELAY_START_NS.with(|c| c.set(thread_sched_ns().map(|s| s.run_delay_ns)));
-            ATTEMPT_START.with(|c| c.set(Some(Instant::now())));
-            if cpu.measuring.load(Ordering::Relaxed) && cpu.process_start_ns.load(Ordering::Relaxed) == 0 {
-                let _ = cpu.process_start_ns.compare_exchange(
-                    0,
-                    process_cpu_ns().max(1),
-                    Ordering::Relaxed,
-                    Ordering::Relaxed,
-                );
-            }
+        let cpu = &self.cpu;
+        // Thread-local running totals: no system call.
+        ATTEMPT_LOCK_WAIT_START_NS.with(|c| c.set(thread_lock_wait_ns()));
+        ATTEMPT_COMMIT_WAIT_START_NS.with(|c| c.set(thread_commit_wait_ns()));
+        ATTEMPT_LATCH_WAIT_START_NS.with(|c| c.set((thread_core_mutex_wait_ns(), thread_page_latch_wait_ns())));
+        if !cpu.full {
+            return;
+        }
+        ATTEMPT_CPU_START_NS.with(|c| c.set(thread_cpu_ns()));
+        ATTEMPT_RUN_DELAY_START_NS.with(|c| c.set(thread_sched_ns().map(|s| s.run_delay_ns)));
+        ATTEMPT_START.with(|c| c.set(Some(Instant::now())));
+        if cpu.measuring.load(Ordering::Relaxed) && cpu.process_start_ns.load(Ordering::Relaxed) == 0 {
+            let _ =
+                cpu.process_start_ns
+                    .compare_exchange(0, process_cpu_ns().max(1), Ordering::Relaxed, Ordering::Relaxed);
         }
     }
     fn txn_end(&self, terminal: u32, kind: TxnKind, committed: bool) {
-        if let Some(cpu) = self.cpu.as_ref().filter(|c| c.measuring.load(Ordering::Relaxed)) {
-            let spent = thread_cpu_ns().saturating_sub(ATTEMPT_CPU_START_NS.with(Cell::get));
+        let cpu = &self.cpu;
+        if cpu.measuring.load(Ordering::Relaxed) {
             let locked = thread_lock_wait_ns().saturating_sub(ATTEMPT_LOCK_WAIT_START_NS.with(Cell::get));
             if let Some(i) = TxnKind::ALL.iter().position(|k| *k == kind) {
-                cpu.ns[i].fetch_add(spent, Ordering::Relaxed);
                 cpu.lock_wait_ns[i].fetch_add(locked, Ordering::Relaxed);
                 let committing = thread_commit_wait_ns().saturating_sub(ATTEMPT_COMMIT_WAIT_START_NS.with(Cell::get));
                 cpu.commit_wait_ns[i].fetch_add(committing, Ordering::Relaxed);
@@ -353,14 +358,18 @@ impl TxnObserver for RunObserver {
                     thread_page_latch_wait_ns().saturating_sub(latch_start),
                     Ordering::Relaxed,
                 );
-                if let (Some(start), Some(now)) = (ATTEMPT_RUN_DELAY_START_NS.with(Cell::get), thread_sched_ns()) {
-                    cpu.core_wait_ns[i].fetch_add(now.run_delay_ns.saturating_sub(start), Ordering::Relaxed);
-                    cpu.core_wait_attempts[i].fetch_add(1, Ordering::Relaxed);
-                }
-                if let Some(start) = ATTEMPT_START.with(Cell::get) {
-                    cpu.wall_ns[i].fetch_add(start.elapsed().as_nanos() as u64, Ordering::Relaxed);
-                }
                 cpu.attempts[i].fetch_add(1, Ordering::Relaxed);
+                if cpu.full {
+                    let spent = thread_cpu_ns().saturating_sub(ATTEMPT_CPU_START_NS.with(Cell::get));
+                    cpu.ns[i].fetch_add(spent, Ordering::Relaxed);
+                    if let (Some(start), Some(now)) = (ATTEMPT_RUN_DELAY_START_NS.with(Cell::get), thread_sched_ns()) {
+                        cpu.core_wait_ns[i].fetch_add(now.run_delay_ns.saturating_sub(start), Ordering::Relaxed);
+                        cpu.core_wait_attempts[i].fetch_add(1, Ordering::Relaxed);
+                    }
+                    if let Some(start) = ATTEMPT_START.with(Cell::get) {
+                        cpu.wall_ns[i].fetch_add(start.elapsed().as_nanos() as u64, Ordering::Relaxed);
+                    }
+                }
             }
         }
         if let Some(r) = &self.recorder {
@@ -522,19 +531,16 @@ pub fn run(
     };
     // Gauge sampler (and the CPU tally) count from the window's start.
     let measuring = Arc::new(AtomicBool::new(spec.run.warmup.is_zero()));
-    let cpu = recorder.as_ref().map(|_| {
-        Arc::new(CpuTally {
-            measuring: Arc::clone(&measuring),
-            ..CpuTally::default()
-        })
+    let cpu = Arc::new(CpuTally {
+        measuring: Arc::clone(&measuring),
+        full: recorder.is_some(),
+        ..CpuTally::default()
     });
-    let observer: Option<Arc<dyn TxnObserver>> = (recorder.is_some() || spec.print_new_orders).then(|| {
-        Arc::new(RunObserver {
-            recorder: recorder.clone(),
-            cpu: cpu.clone(),
-            print_new_orders: spec.print_new_orders,
-        }) as Arc<dyn TxnObserver>
-    });
+    let observer: Option<Arc<dyn TxnObserver>> = Some(Arc::new(RunObserver {
+        recorder: recorder.clone(),
+        cpu: Arc::clone(&cpu),
+        print_new_orders: spec.print_new_orders,
+    }) as Arc<dyn TxnObserver>);
 
     let stop = Arc::new(AtomicBool::new(false));
     let sums = Arc::new(Mutex::new(GaugeSums::default()));
@@ -695,7 +701,7 @@ pub fn run(
         }
         None => None,
     };
-    if let (Some(cpu), Some(path)) = (&cpu, &spec.trace) {
+    if let Some(path) = &spec.trace {
         let source = format!(
             "flushwise engine TPC-C: {} warehouses, {} connections, policy {}, seed {}, trace {}",
             spec.manifest.warehouses,
@@ -793,14 +799,10 @@ pub fn run(
             run_report.duration_s,
         )),
         read_split: read_split_figures(&end.read_split.since(&baseline_reads)),
-        core_wait_us_per_txn: cpu.as_ref().and_then(|c| c.core_wait_us_per_txn()),
-        commit_wait_us_per_txn: cpu.as_ref().and_then(|c| c.commit_wait_us_per_txn()),
-        core_mutex_wait_us_per_txn: cpu
-            .as_ref()
-            .and_then(|c| per_attempt_us(&c.core_mutex_wait_ns, &c.attempts)),
-        page_latch_wait_us_per_txn: cpu
-            .as_ref()
-            .and_then(|c| per_attempt_us(&c.page_latch_wait_ns, &c.attempts)),
+        core_wait_us_per_txn: cpu.core_wait_us_per_txn(),
+        commit_wait_us_per_txn: cpu.commit_wait_us_per_txn(),
+        core_mutex_wait_us_per_txn: per_attempt_us(&cpu.core_mutex_wait_ns, &cpu.attempts),
+        page_latch_wait_us_per_txn: per_attempt_us(&cpu.page_latch_wait_ns, &cpu.attempts),
         log_synced_write_us_mean: {
             let syncs = redo_end.log_syncs.saturating_sub(baseline_redo.log_syncs);
             let ns = redo_end.synced_batch_ns.saturating_sub(baseline_redo.synced_batch_ns);

@@ -387,15 +387,16 @@ pub struct RunResult {
     pub core_wait_us_per_txn: Option<f64>,
     /// Time a transaction waited at commit for its log write (and fsync),
     /// per attempt, µs: the engine's user threads around
-    /// `commit_durability` (with `--trace` only), the simulator's agents
+    /// `commit_durability`, the simulator's agents
     /// from the commit to the end of the log write that covers it.
     pub commit_wait_us_per_txn: Option<f64>,
     /// Time a transaction's thread was blocked acquiring the buffer pool's
-    /// core mutex, per attempt, µs (engine only, with `--trace`; the
-    /// simulator's core decisions take no time, so `None` there).
+    /// core mutex, per attempt, µs (engine only, every run: a thread-local
+    /// running total, no system call; the simulator's core decisions take
+    /// no time, so `None` there).
     pub core_mutex_wait_us_per_txn: Option<f64>,
     /// Time a transaction's thread was blocked acquiring page latches, per
-    /// attempt, µs (engine only, with `--trace`; the simulator has no page
+    /// attempt, µs (engine only, every run; the simulator has no page
     /// latches, so `None` there).
     pub page_latch_wait_us_per_txn: Option<f64>,
     /// Mean wall time of a log write that ends in an fsync (a group
