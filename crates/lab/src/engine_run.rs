@@ -262,28 +262,21 @@ impl CpuTally {
                 .enumerate()
                 .filter_map(|(i, kind)| {
                     let attempts = self.attempts[i].load(Ordering::Relaxed);
+                    let mean_us = |ns: &AtomicU64| ns.load(Ordering::Relaxed) as f64 / 1e3 / attempts as f64;
                     (attempts > 0).then(|| MeasuredTxnCpu {
                         txn_type: flushwise_sim::live::TXN_TYPES[trace_type(*kind).slot()].to_string(),
                         attempts,
-                        cpu_us_mean: self.ns[i].load(Ordering::Relaxed) as f64 / 1e3 / attempts as f64,
-                        lock_wait_us_mean: Some(
-                            self.lock_wait_ns[i].load(Ordering::Relaxed) as f64 / 1e3 / attempts as f64,
-                        ),
+                        cpu_us_mean: mean_us(&self.ns[i]),
+                        lock_wait_us_mean: Some(mean_us(&self.lock_wait_ns[i])),
                         core_wait_us_mean: {
                             let measured = self.core_wait_attempts[i].load(Ordering::Relaxed);
                             (measured > 0)
                                 .then(|| self.core_wait_ns[i].load(Ordering::Relaxed) as f64 / 1e3 / measured as f64)
                         },
-                        wall_us_mean: Some(self.wall_ns[i].load(Ordering::Relaxed) as f64 / 1e3 / attempts as f64),
-                        commit_wait_us_mean: Some(
-                            self.commit_wait_ns[i].load(Ordering::Relaxed) as f64 / 1e3 / attempts as f64,
-                        ),
-                        core_mutex_wait_us_mean: Some(
-                            self.core_mutex_wait_ns[i].load(Ordering::Relaxed) as f64 / 1e3 / attempts as f64,
-                        ),
-                        page_latch_wait_us_mean: Some(
-                            self.page_latch_wait_ns[i].load(Ordering::Relaxed) as f64 / 1e3 / attempts as f64,
-                        ),
+                        wall_us_mean: Some(mean_us(&self.wall_ns[i])),
+                        commit_wait_us_mean: Some(mean_us(&self.commit_wait_ns[i])),
+                        core_mutex_wait_us_mean: Some(mean_us(&self.core_mutex_wait_ns[i])),
+                        page_latch_wait_us_mean: Some(mean_us(&self.page_latch_wait_ns[i])),
                     })
                 })
                 .collect(),

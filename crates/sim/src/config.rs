@@ -306,22 +306,23 @@ impl MeasuredCpuCosts {
                 return Err(format!("{}: `cpu_us_mean` must be finite and >= 0", t.txn_type));
             }
             by_type[slot] = Some(t.cpu_us_mean.round() as u32);
-            if let Some(wait) = t.lock_wait_us_mean {
-                if !(wait.is_finite() && wait >= 0.0) {
-                    return Err(format!("{}: `lock_wait_us_mean` must be finite and >= 0", t.txn_type));
+            // A measured wait, rounded; a bad one names its field.
+            let checked = |name: &str, wait: Option<f64>| match wait {
+                Some(w) if !(w.is_finite() && w >= 0.0) => {
+                    Err(format!("{}: `{name}` must be finite and >= 0", t.txn_type))
                 }
-                lock_wait_by_type[slot] = wait.round() as u32;
+                w => Ok(w.map(|w| w.round() as u32)),
+            };
+            if let Some(wait) = checked("lock_wait_us_mean", t.lock_wait_us_mean)? {
+                lock_wait_by_type[slot] = wait;
                 lock_waits_measured = true;
             }
             for (name, wait) in [
                 ("core_mutex_wait_us_mean", t.core_mutex_wait_us_mean),
                 ("page_latch_wait_us_mean", t.page_latch_wait_us_mean),
             ] {
-                if let Some(wait) = wait {
-                    if !(wait.is_finite() && wait >= 0.0) {
-                        return Err(format!("{}: `{name}` must be finite and >= 0", t.txn_type));
-                    }
-                    latch_wait_by_type[slot] = latch_wait_by_type[slot].saturating_add(wait.round() as u32);
+                if let Some(wait) = checked(name, wait)? {
+                    latch_wait_by_type[slot] = latch_wait_by_type[slot].saturating_add(wait);
                     latch_waits_measured = true;
                 }
             }
