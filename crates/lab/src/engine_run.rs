@@ -831,4 +831,5 @@ pub fn write_path_figures(t: &WritePathTimes, seconds: f64) -> WritePathFigures 
         t.single_pages,
         t.single_page_us,
     )
+    .with_polls(t.polls, t.poll_us, seconds)
 }

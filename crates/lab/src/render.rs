@@ -525,8 +525,15 @@ pub fn write_path_text(w: &WritePathFigures) -> String {
         .filter(|(_, us)| *us >= 0.05)
         .map(|(name, us)| format!("{name} {us:.1}"))
         .collect();
+    let polls = match (w.cleaner_polls_per_s, w.cleaner_poll_us_mean) {
+        (Some(per_s), Some(us)) => format!(
+            "; cleaner decided {per_s:.0} times a second, {us:.1} us each under the core mutex ({:.1}% of the time)",
+            per_s * us / 1e4
+        ),
+        _ => String::new(),
+    };
     format!(
-        "page writes: {} batches of {:.0} pages, writers busy {:.0}% of the window, {:.1} us/page ({}); {} single-page flushes (mean {:.0} us)",
+        "page writes: {} batches of {:.0} pages, writers busy {:.0}% of the window, {:.1} us/page ({}); {} single-page flushes (mean {:.0} us){polls}",
         w.batches,
         w.batch_pages as f64 / w.batches.max(1) as f64,
         100.0 * w.batch_busy_share,
@@ -631,6 +638,8 @@ mod tests {
             phase_us_per_page: vec![("in_place_write".into(), 57.3), ("complete".into(), 0.01)],
             single_pages: 8,
             single_page_us_mean: 1472.0,
+            cleaner_polls_per_s: Some(250.0),
+            cleaner_poll_us_mean: Some(12.5),
         };
         let engine = RunResult {
             write_path: Some(w.clone()),
@@ -651,6 +660,11 @@ mod tests {
         );
         assert!(
             line.contains("in_place_write 57.3") && !line.contains("complete"),
+            "{line}"
+        );
+        assert_eq!(get("write_path_cleaner_poll_us_mean"), Some("12.5"));
+        assert!(
+            line.contains("decided 250 times a second, 12.5 us each") && line.contains("(0.3% of the time)"),
             "{line}"
         );
     }

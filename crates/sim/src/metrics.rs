@@ -163,7 +163,19 @@ impl WritePathFigures {
                 .collect(),
             single_pages,
             single_page_us_mean: single_page_us as f64 / single_pages.max(1) as f64,
+            cleaner_polls_per_s: None,
+            cleaner_poll_us_mean: None,
         }
+    }
+
+    /// With the cleaners' `polls` over the window of `seconds` and their
+    /// total time `poll_us` (both `None` when no poll was counted).
+    pub fn with_polls(mut self, polls: u64, poll_us: u64, seconds: f64) -> Self {
+        if polls > 0 {
+            self.cleaner_polls_per_s = Some(polls as f64 / seconds.max(1e-9));
+            self.cleaner_poll_us_mean = Some(poll_us as f64 / polls as f64);
+        }
+        self
     }
 }
 
@@ -453,6 +465,12 @@ pub struct WritePathFigures {
     /// Users' single-page flushes and their mean time, µs.
     pub single_pages: u64,
     pub single_page_us_mean: f64,
+    /// The page cleaners' decisions (polls) a second and their mean time,
+    /// µs: each holds the buffer pool's core mutex, which users' misses
+    /// and commits wait on (engine only; the simulator's decisions take no
+    /// time, so `None` there).
+    pub cleaner_polls_per_s: Option<f64>,
+    pub cleaner_poll_us_mean: Option<f64>,
 }
 
 #[cfg(test)]

@@ -60,9 +60,15 @@ fn cleaner_loop(inner: &Inner, c: u32) {
         }
         let now = inner.now_us();
         let action = {
-            let mut core = inner.core.lock();
-            let core = &mut *core;
-            core.cleaner.poll(&mut core.pool, c, now)
+            let mut guard = inner.core.lock();
+            // The decision's hold of the mutex, from acquired to released
+            // (the wait to acquire it is the thread's `latch_wait` total).
+            let held = Instant::now();
+            let core = &mut *guard;
+            let action = core.cleaner.poll(&mut core.pool, c, now);
+            drop(guard);
+            inner.count_cleaner_poll(held);
+            action
         };
         match action {
             CleanerAction::Write { writes, .. } => {

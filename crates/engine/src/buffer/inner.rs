@@ -887,6 +887,11 @@ impl Inner {
         )
     }
 
+    /// A page cleaner's poll held the core's mutex from `held` to now.
+    pub fn count_cleaner_poll(&self, held: Instant) {
+        self.write_clock.count_poll(held);
+    }
+
     /// Cumulative time per phase of the page-write path.
     pub fn write_times(&self) -> WritePathTimes {
         let own = self.write_clock.times();

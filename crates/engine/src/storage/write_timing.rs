@@ -11,7 +11,11 @@
 //! the writes completed. Each phase adds its elapsed time here, so a run's
 //! report can say which phase a busy cleaner spends its time in.
 //! Single-page flushes (users writing their own victim) are counted apart,
-//! as one total.
+//! as one total. So are the page cleaners' decisions: every
+//! `PageCleaner::poll` runs under the core's mutex, which every user miss,
+//! eviction and commit also takes, so the time a cleaner spends deciding
+//! is time users may wait on that mutex (`latch_wait`); it is counted per
+//! poll, whether the poll ends in a batch or a sleep.
 //!
 //! Invariants: counters only grow (relaxed atomics; a snapshot taken while
 //! a batch is in flight may hold some of its phases and not others); times
@@ -80,6 +84,8 @@ pub struct WritePathClock {
     batch_pages: AtomicU64,
     single_pages: AtomicU64,
     single_page_us: AtomicU64,
+    polls: AtomicU64,
+    poll_us: AtomicU64,
 }
 
 impl WritePathClock {
@@ -106,6 +112,14 @@ impl WritePathClock {
             .fetch_add(u64::try_from(us).unwrap_or(u64::MAX), Ordering::Relaxed);
     }
 
+    /// One cleaner poll held the core's mutex from `started` to now.
+    pub fn count_poll(&self, started: Instant) {
+        let us = Instant::now().saturating_duration_since(started).as_micros();
+        self.polls.fetch_add(1, Ordering::Relaxed);
+        self.poll_us
+            .fetch_add(u64::try_from(us).unwrap_or(u64::MAX), Ordering::Relaxed);
+    }
+
     pub fn times(&self) -> WritePathTimes {
         let mut phase_us = [0; 8];
         for (out, c) in phase_us.iter_mut().zip(&self.phase_us) {
@@ -117,6 +131,8 @@ impl WritePathClock {
             batch_pages: self.batch_pages.load(Ordering::Relaxed),
             single_pages: self.single_pages.load(Ordering::Relaxed),
             single_page_us: self.single_page_us.load(Ordering::Relaxed),
+            polls: self.polls.load(Ordering::Relaxed),
+            poll_us: self.poll_us.load(Ordering::Relaxed),
         }
     }
 }
@@ -133,6 +149,10 @@ pub struct WritePathTimes {
     /// Single-page flushes by users, and their total time, µs.
     pub single_pages: u64,
     pub single_page_us: u64,
+    /// Page-cleaner polls (decisions, each under the core's mutex) and
+    /// their total time, µs.
+    pub polls: u64,
+    pub poll_us: u64,
 }
 
 impl WritePathTimes {
@@ -158,6 +178,8 @@ impl WritePathTimes {
             batch_pages: self.batch_pages.saturating_add(other.batch_pages),
             single_pages: self.single_pages.saturating_add(other.single_pages),
             single_page_us: self.single_page_us.saturating_add(other.single_page_us),
+            polls: self.polls.saturating_add(other.polls),
+            poll_us: self.poll_us.saturating_add(other.poll_us),
         }
     }
 
@@ -173,6 +195,8 @@ impl WritePathTimes {
             batch_pages: self.batch_pages.saturating_sub(earlier.batch_pages),
             single_pages: self.single_pages.saturating_sub(earlier.single_pages),
             single_page_us: self.single_page_us.saturating_sub(earlier.single_page_us),
+            polls: self.polls.saturating_sub(earlier.polls),
+            poll_us: self.poll_us.saturating_sub(earlier.poll_us),
         }
     }
 }
@@ -190,7 +214,10 @@ mod tests {
         let t1 = clock.lap(WritePhase::DoublewriteWrite, t0);
         clock.lap(WritePhase::InPlaceWrite, t1);
         clock.count_batch(120);
+        clock.count_poll(Instant::now() - Duration::from_millis(2));
         let w = clock.times().since(&before);
+        assert_eq!(w.polls, 1);
+        assert!(w.poll_us >= 2_000, "{}", w.poll_us);
         assert!(w.phase(WritePhase::DoublewriteWrite) >= 3_000);
         assert_eq!(w.phase(WritePhase::CopyImages), 0);
         assert_eq!((w.batches, w.batch_pages), (1, 120));
