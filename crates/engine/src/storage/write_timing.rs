@@ -93,8 +93,7 @@ impl WritePathClock {
     /// can be chained.
     pub fn lap(&self, phase: WritePhase, started: Instant) -> Instant {
         let now = Instant::now();
-        let us = now.saturating_duration_since(started).as_micros();
-        self.phase_us[phase.index()].fetch_add(u64::try_from(us).unwrap_or(u64::MAX), Ordering::Relaxed);
+        self.phase_us[phase.index()].fetch_add(us_between(started, now), Ordering::Relaxed);
         now
     }
 
@@ -106,18 +105,12 @@ impl WritePathClock {
 
     /// One single-page flush took `started`..now, all phases.
     pub fn count_single_page(&self, started: Instant) {
-        let us = Instant::now().saturating_duration_since(started).as_micros();
-        self.single_pages.fetch_add(1, Ordering::Relaxed);
-        self.single_page_us
-            .fetch_add(u64::try_from(us).unwrap_or(u64::MAX), Ordering::Relaxed);
+        count_since(&self.single_pages, &self.single_page_us, started);
     }
 
     /// One cleaner poll held the core's mutex from `started` to now.
     pub fn count_poll(&self, started: Instant) {
-        let us = Instant::now().saturating_duration_since(started).as_micros();
-        self.polls.fetch_add(1, Ordering::Relaxed);
-        self.poll_us
-            .fetch_add(u64::try_from(us).unwrap_or(u64::MAX), Ordering::Relaxed);
+        count_since(&self.polls, &self.poll_us, started);
     }
 
     pub fn times(&self) -> WritePathTimes {
@@ -135,6 +128,17 @@ impl WritePathClock {
             poll_us: self.poll_us.load(Ordering::Relaxed),
         }
     }
+}
+
+/// Microseconds from `started` to `now` (0 if `now` is earlier).
+fn us_between(started: Instant, now: Instant) -> u64 {
+    u64::try_from(now.saturating_duration_since(started).as_micros()).unwrap_or(u64::MAX)
+}
+
+/// One more event in `count`, and its time since `started` in `total_us`.
+fn count_since(count: &AtomicU64, total_us: &AtomicU64, started: Instant) {
+    count.fetch_add(1, Ordering::Relaxed);
+    total_us.fetch_add(us_between(started, Instant::now()), Ordering::Relaxed);
 }
 
 /// A snapshot of [`WritePathClock`] (cumulative; `since` gives a window).
